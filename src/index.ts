@@ -1,0 +1,13 @@
+export * from './platform/aggregation.js';
+export * from './platform/backend.js';
+export * from './platform/domains.js';
+export * from './platform/errors.js';
+export * from './platform/format.js';
+export * from './platform/platform-io.js';
+export * from './platform/sensors.js';
+export * from './platform/signal-info.js';
+export * from './platform/sysroot.js';
+export * from './platform/table-backend.js';
+export * from './platform/topology.js';
+export { loadPlatform, type LoadOptions } from './backends/load.js';
+export { registerBackend, BackendUnavailableError, type BackendRegistration } from './backends/registry.js';

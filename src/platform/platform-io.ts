@@ -1,0 +1,309 @@
+import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Aggregation, aggregate } from './aggregation.js';
+import type { Backend, Diagnostic } from './backend.js';
+import { DomainType, domainName, isNestedDomain, isValidDomain } from './domains.js';
+import { InvalidArgumentError, JoulegateError, errorMessage } from './errors.js';
+import { formatValue } from './format.js';
+import type { ControlInfo, SavedControl, SignalInfo } from './signal-info.js';
+import type { Topology } from './topology.js';
+
+interface SignalHandle {
+  backend: Backend;
+  handles: number[];
+  aggregation: Aggregation;
+}
+
+interface ControlHandle {
+  backend: Backend;
+  handles: number[];
+  /** Each native control gets value / divisor (sum-aggregated controls such as power limits). */
+  divisor: number;
+}
+
+/** File name of one backend's saved controls inside a save directory (GEOPM's layout). */
+export function saveFileName(backendName: string): string {
+  return `${backendName}-save-control.json`;
+}
+
+/**
+ * Routes signal and control requests to backends and converts between domains. Backends
+ * registered later win; an earlier backend offering the same name serves as fallback when the
+ * later one cannot serve a request.
+ */
+export class PlatformIO {
+  readonly topology: Topology;
+  private readonly backends: Backend[] = [];
+  private readonly missing: Diagnostic[] = [];
+  private signalHandles: SignalHandle[] = [];
+  private controlHandles: ControlHandle[] = [];
+  private readDone = false;
+
+  constructor(topology: Topology) {
+    this.topology = topology;
+  }
+
+  register(backend: Backend): void {
+    this.backends.push(backend);
+  }
+
+  /** Records a backend that could not be loaded, with the reason, for listings. */
+  recordMissing(diag: Diagnostic): void {
+    this.missing.push(diag);
+  }
+
+  loadedBackends(): readonly Backend[] {
+    return this.backends;
+  }
+
+  /** Missing backends and unreadable signals, each with its reason. */
+  diagnostics(): Diagnostic[] {
+    return [...this.missing, ...this.backends.flatMap((b) => b.diagnostics())];
+  }
+
+  private candidates(name: string, kind: 'signal' | 'control'): Backend[] {
+    const out: Backend[] = [];
+    for (let i = this.backends.length - 1; i >= 0; i--) {
+      const b = this.backends[i]!;
+      if (kind === 'signal' ? b.isValidSignal(name) : b.isValidControl(name)) out.push(b);
+    }
+    return out;
+  }
+
+  signalNames(): string[] {
+    return [...new Set(this.backends.flatMap((b) => b.signalNames()))].sort();
+  }
+
+  controlNames(): string[] {
+    return [...new Set(this.backends.flatMap((b) => b.controlNames()))].sort();
+  }
+
+  isValidSignal(name: string): boolean {
+    return this.candidates(name, 'signal').length > 0;
+  }
+
+  isValidControl(name: string): boolean {
+    return this.candidates(name, 'control').length > 0;
+  }
+
+  signalInfo(name: string): SignalInfo {
+    const b = this.candidates(name, 'signal')[0];
+    if (!b) throw new InvalidArgumentError(`no support for signal ${name}`);
+    return b.signalInfo(name);
+  }
+
+  controlInfo(name: string): ControlInfo {
+    const b = this.candidates(name, 'control')[0];
+    if (!b) throw new InvalidArgumentError(`no support for control ${name}`);
+    return b.controlInfo(name);
+  }
+
+  formatSignal(name: string, value: number): string {
+    return formatValue(this.signalInfo(name).format, value);
+  }
+
+  /** Native indices that make up (domain, idx) for a request whose native domain is `native`. */
+  private nativeIndices(name: string, native: DomainType, domain: DomainType, idx: number): number[] {
+    if (!isValidDomain(domain)) throw new InvalidArgumentError(`invalid domain type ${domain} for ${name}`);
+    this.topology.checkIndex(domain, idx);
+    if (!isNestedDomain(native, domain)) {
+      throw new InvalidArgumentError(
+        `${name}: native domain ${domainName(native)} is not within ${domainName(domain)}; ` +
+          `read it at ${domainName(native)} or a domain that contains it`,
+      );
+    }
+    const indices = this.topology.nested(native, domain, idx);
+    if (indices.length === 0) {
+      throw new InvalidArgumentError(`${name}: ${domainName(domain)} ${idx} contains no ${domainName(native)}`);
+    }
+    return indices;
+  }
+
+  /** Tries each candidate backend in priority order; reports all failures if none serves. */
+  private firstThatServes<T>(name: string, kind: 'signal' | 'control', attempt: (b: Backend) => T): T {
+    const cands = this.candidates(name, kind);
+    if (cands.length === 0) throw new InvalidArgumentError(`no support for ${kind} ${name}`);
+    const errors: unknown[] = [];
+    for (const b of cands) {
+      try {
+        return attempt(b);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    throw new InvalidArgumentError(errors.map(errorMessage).join('; '));
+  }
+
+  private async firstThatServesAsync<T>(
+    name: string,
+    kind: 'signal' | 'control',
+    attempt: (b: Backend) => Promise<T>,
+  ): Promise<T> {
+    const cands = this.candidates(name, kind);
+    if (cands.length === 0) throw new InvalidArgumentError(`no support for ${kind} ${name}`);
+    const errors: unknown[] = [];
+    for (const b of cands) {
+      try {
+        return await attempt(b);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    throw new JoulegateError(errors.map(errorMessage).join('; '));
+  }
+
+  pushSignal(name: string, domain: DomainType, idx: number): number {
+    if (this.readDone) throw new JoulegateError('cannot push a signal after readBatch() or adjust()');
+    const handle = this.firstThatServes(name, 'signal', (b) => {
+      const info = b.signalInfo(name);
+      const natives = this.nativeIndices(name, info.domain, domain, idx);
+      const handles = natives.map((i) => b.pushSignal(name, info.domain, i));
+      return { backend: b, handles, aggregation: info.aggregation };
+    });
+    this.signalHandles.push(handle);
+    return this.signalHandles.length - 1;
+  }
+
+  pushControl(name: string, domain: DomainType, idx: number): number {
+    if (this.readDone) throw new JoulegateError('cannot push a control after readBatch() or adjust()');
+    const handle = this.firstThatServes(name, 'control', (b) => {
+      const info = b.controlInfo(name);
+      const natives = this.nativeIndices(name, info.domain, domain, idx);
+      const handles = natives.map((i) => b.pushControl(name, info.domain, i));
+      const divisor = info.aggregation === Aggregation.Sum ? natives.length : 1;
+      return { backend: b, handles, divisor };
+    });
+    this.controlHandles.push(handle);
+    return this.controlHandles.length - 1;
+  }
+
+  numSignalPushed(): number {
+    return this.signalHandles.length;
+  }
+
+  numControlPushed(): number {
+    return this.controlHandles.length;
+  }
+
+  private backendsWith(handles: readonly { backend: Backend }[]): Backend[] {
+    return [...new Set(handles.map((h) => h.backend))];
+  }
+
+  async readBatch(): Promise<void> {
+    this.readDone = true;
+    await Promise.all(this.backendsWith(this.signalHandles).map((b) => b.readBatch()));
+  }
+
+  sample(handle: number): number {
+    const h = this.signalHandles[handle];
+    if (!h) throw new InvalidArgumentError(`invalid signal handle ${handle}`);
+    if (!this.readDone) throw new JoulegateError('sample() called before readBatch()');
+    if (h.handles.length === 1) return h.backend.sample(h.handles[0]!);
+    return aggregate(
+      h.aggregation,
+      h.handles.map((x) => h.backend.sample(x)),
+    );
+  }
+
+  adjust(handle: number, value: number): void {
+    const h = this.controlHandles[handle];
+    if (!h) throw new InvalidArgumentError(`invalid control handle ${handle}`);
+    if (Number.isNaN(value)) throw new InvalidArgumentError('cannot adjust a control to NaN');
+    this.readDone = true;
+    for (const x of h.handles) h.backend.adjust(x, value / h.divisor);
+  }
+
+  async writeBatch(): Promise<void> {
+    for (const b of this.backendsWith(this.controlHandles)) await b.writeBatch();
+  }
+
+  async readSignal(name: string, domain: DomainType, idx: number): Promise<number> {
+    return this.firstThatServesAsync(name, 'signal', async (b) => {
+      const info = b.signalInfo(name);
+      const natives = this.nativeIndices(name, info.domain, domain, idx);
+      const values = await Promise.all(natives.map((i) => b.readSignal(name, info.domain, i)));
+      return values.length === 1 ? values[0]! : aggregate(info.aggregation, values);
+    });
+  }
+
+  async writeControl(name: string, domain: DomainType, idx: number, value: number): Promise<void> {
+    if (!Number.isFinite(value)) throw new InvalidArgumentError(`invalid value ${value} for control ${name}`);
+    await this.firstThatServesAsync(name, 'control', async (b) => {
+      const info = b.controlInfo(name);
+      const natives = this.nativeIndices(name, info.domain, domain, idx);
+      const divisor = info.aggregation === Aggregation.Sum ? natives.length : 1;
+      for (const i of natives) await b.writeControl(name, info.domain, i, value / divisor);
+    });
+  }
+
+  /** Saves every control of every backend, one JSON file per backend, written atomically. */
+  async saveControls(dir: string): Promise<void> {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const b of this.backends) {
+      const settings = await b.saveControls();
+      const file = join(dir, saveFileName(b.name));
+      const tmp = `${file}.tmp-${process.pid}`;
+      writeFileSync(tmp, `${JSON.stringify(settings, null, 1)}\n`, { mode: 0o600 });
+      renameSync(tmp, file);
+    }
+  }
+
+  /**
+   * Restores every backend's file in `dir`; a failing backend (or a missing/garbled file) does
+   * not stop the others. Throws one error naming every failure.
+   */
+  async restoreControls(dir: string): Promise<void> {
+    const failures: string[] = [];
+    const byName = new Map(this.backends.map((b) => [b.name, b]));
+    const files = readdirSync(dir).filter((f) => f.endsWith('-save-control.json'));
+    for (const file of files.sort()) {
+      const backendName = file.slice(0, -'-save-control.json'.length);
+      const b = byName.get(backendName);
+      if (!b) {
+        failures.push(`${backendName}: backend not loaded, cannot restore ${file}`);
+        continue;
+      }
+      try {
+        const settings = parseSavedControls(readFileSync(join(dir, file), 'utf8'), file);
+        await b.restoreControls(settings);
+      } catch (err) {
+        failures.push(errorMessage(err));
+      }
+    }
+    if (failures.length > 0) throw new JoulegateError(`restore failed: ${failures.join(' | ')}`);
+  }
+
+  async close(): Promise<void> {
+    for (const b of [...this.backends].reverse()) {
+      try {
+        await b.close();
+      } catch {
+        // closing is best effort: one backend failing to close must not keep others open
+      }
+    }
+  }
+}
+
+/** Validates a saved-controls file (GEOPM's saved_controls schema). */
+export function parseSavedControls(text: string, what: string): SavedControl[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new JoulegateError(`${what}: not valid JSON`);
+  }
+  if (!Array.isArray(data)) throw new JoulegateError(`${what}: expected a JSON array`);
+  return data.map((e, i) => {
+    const ok =
+      e !== null &&
+      typeof e === 'object' &&
+      typeof e.name === 'string' &&
+      Number.isInteger(e.domain_type) &&
+      Number.isInteger(e.domain_idx) &&
+      typeof e.setting === 'number';
+    if (!ok) throw new JoulegateError(`${what}: entry ${i} is not {name, domain_type, domain_idx, setting}`);
+    return { name: e.name, domain_type: e.domain_type, domain_idx: e.domain_idx, setting: e.setting };
+  });
+}
