@@ -11,3 +11,7 @@ export * from './platform/table-backend.js';
 export * from './platform/topology.js';
 export { loadPlatform, type LoadOptions } from './backends/load.js';
 export { registerBackend, BackendUnavailableError, type BackendRegistration } from './backends/registry.js';
+export { measure, region, regionReport, type RegionHandle } from './monitor/regions.js';
+export { parseCpuinfo, stickerFromModelName, type Cpuinfo } from './backends/cpuinfo/parse.js';
+export { loadPlugins, PLUGIN_API, type PluginApi, type PluginFactory } from './backends/plugins.js';
+export { GeopmClient, ServiceError, type AccessPair, type BatchRequest } from './service/client.js';

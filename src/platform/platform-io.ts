@@ -37,7 +37,12 @@ export class PlatformIO {
   private readonly missing: Diagnostic[] = [];
   private signalHandles: SignalHandle[] = [];
   private controlHandles: ControlHandle[] = [];
+  /** No more pushes: set by the first readBatch() or adjust(). */
+  private frozen = false;
+  /** sample() allowed: set by the first readBatch() only. */
   private readDone = false;
+  /** Backends holding pushed signals, known once pushes are frozen. */
+  private batchBackends?: Backend[];
 
   constructor(topology: Topology) {
     this.topology = topology;
@@ -155,7 +160,7 @@ export class PlatformIO {
   }
 
   pushSignal(name: string, domain: DomainType, idx: number): number {
-    if (this.readDone) throw new JoulegateError('cannot push a signal after readBatch() or adjust()');
+    if (this.frozen) throw new JoulegateError('cannot push a signal after readBatch() or adjust()');
     const handle = this.firstThatServes(name, 'signal', (b) => {
       const info = b.signalInfo(name);
       const natives = this.nativeIndices(name, info.domain, domain, idx);
@@ -167,7 +172,7 @@ export class PlatformIO {
   }
 
   pushControl(name: string, domain: DomainType, idx: number): number {
-    if (this.readDone) throw new JoulegateError('cannot push a control after readBatch() or adjust()');
+    if (this.frozen) throw new JoulegateError('cannot push a control after readBatch() or adjust()');
     const handle = this.firstThatServes(name, 'control', (b) => {
       const info = b.controlInfo(name);
       const natives = this.nativeIndices(name, info.domain, domain, idx);
@@ -192,8 +197,13 @@ export class PlatformIO {
   }
 
   async readBatch(): Promise<void> {
+    this.frozen = true;
     this.readDone = true;
-    await Promise.all(this.backendsWith(this.signalHandles).map((b) => b.readBatch()));
+    // Pushes are closed from here on, so the backends to read are fixed: found once, not per
+    // batch (the batch server calls this thousands of times a second).
+    const backends = (this.batchBackends ??= this.backendsWith(this.signalHandles));
+    if (backends.length === 1) await backends[0]!.readBatch();
+    else if (backends.length > 1) await Promise.all(backends.map((b) => b.readBatch()));
   }
 
   sample(handle: number): number {
@@ -211,7 +221,7 @@ export class PlatformIO {
     const h = this.controlHandles[handle];
     if (!h) throw new InvalidArgumentError(`invalid control handle ${handle}`);
     if (Number.isNaN(value)) throw new InvalidArgumentError('cannot adjust a control to NaN');
-    this.readDone = true;
+    this.frozen = true;
     for (const x of h.handles) h.backend.adjust(x, value / h.divisor);
   }
 

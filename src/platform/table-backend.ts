@@ -65,6 +65,9 @@ export abstract class TableBackend<S> implements Backend {
   private pushedControls: PushedControl<S>[] = [];
   private values = new Float64Array(0);
   private previous: { snap: S; time: number } | undefined;
+  /** No more pushes: set by the first readBatch() or adjust(). */
+  private frozen = false;
+  /** sample() allowed: set by the first readBatch() only (an adjust() reads nothing). */
   private batchRead = false;
   protected problems: Diagnostic[] = [];
 
@@ -186,7 +189,7 @@ export abstract class TableBackend<S> implements Backend {
     this.checkNative(def, name, domain, idx);
     const existing = this.pushed.findIndex((p) => p.def === def && p.idx === idx);
     if (existing >= 0) return existing;
-    if (this.batchRead) throw new JoulegateError(`${this.name}: cannot push a signal after readBatch()`);
+    if (this.frozen) throw new JoulegateError(`${this.name}: cannot push a signal after readBatch()`);
     this.pushed.push({ def, idx });
     this.values = new Float64Array(this.pushed.length).fill(Number.NaN);
     return this.pushed.length - 1;
@@ -197,7 +200,7 @@ export abstract class TableBackend<S> implements Backend {
     this.checkNative(def, name, domain, idx);
     const existing = this.pushedControls.findIndex((p) => p.def === def && p.idx === idx);
     if (existing >= 0) return existing;
-    if (this.batchRead) throw new JoulegateError(`${this.name}: cannot push a control after readBatch()`);
+    if (this.frozen) throw new JoulegateError(`${this.name}: cannot push a control after readBatch()`);
     this.pushedControls.push({ def, idx, value: Number.NaN, dirty: false });
     return this.pushedControls.length - 1;
   }
@@ -220,6 +223,7 @@ export abstract class TableBackend<S> implements Backend {
   }
 
   async readBatch(): Promise<void> {
+    this.frozen = true;
     this.batchRead = true;
     if (this.pushed.length === 0) return;
     const ctx = await this.take(this.pushed);
@@ -243,7 +247,7 @@ export abstract class TableBackend<S> implements Backend {
     if (Number.isNaN(value)) throw new InvalidArgumentError(`${this.name}: cannot adjust to NaN`);
     p.value = value;
     p.dirty = true;
-    this.batchRead = true;
+    this.frozen = true;
   }
 
   async writeBatch(): Promise<void> {
@@ -281,21 +285,28 @@ export abstract class TableBackend<S> implements Backend {
     await def.write(idx, value);
   }
 
+  /**
+   * Reads every control at every available index. A setting that cannot be read fails the save
+   * (naming each one): a save that left it out would let restore silently skip it.
+   */
   async saveControls(): Promise<SavedControl[]> {
     const out: SavedControl[] = [];
+    const failures: string[] = [];
     for (const [name, def] of this.controls) {
       const n = this.topology.numDomain(def.domain);
       for (let idx = 0; idx < n; idx++) {
         if (def.available && !def.available(idx)) continue;
-        let setting: number;
+        const where = `${name} ${domainName(def.domain)} ${idx}`;
         try {
-          setting = await this.readSignal(name, def.domain, idx);
-        } catch {
-          continue;
+          const setting = await this.readSignal(name, def.domain, idx);
+          if (Number.isFinite(setting)) out.push({ name, domain_type: def.domain, domain_idx: idx, setting });
+          else failures.push(`${where}: read ${setting}`);
+        } catch (err) {
+          failures.push(`${where}: ${errorMessage(err)}`);
         }
-        if (Number.isFinite(setting)) out.push({ name, domain_type: def.domain, domain_idx: idx, setting });
       }
     }
+    if (failures.length > 0) throw new JoulegateError(`${this.name}: cannot save ${failures.join('; ')}`);
     return out;
   }
 

@@ -1,0 +1,238 @@
+import koffi, { type LibraryHandle } from 'koffi';
+import { cpusFromMask, cString, toNumber, VendorLibrary } from '../vendor-library.js';
+
+/*
+ * FFI declarations for libnvidia-ml (nvml.h, NVML API 12 as shipped with CUDA 12.x drivers).
+ * Only what the NVML backend uses; signatures, struct layouts and enum values follow the header.
+ * Every method checks the nvmlReturn_t and throws (unsupported / permission / other).
+ */
+
+export const NVML_SONAME = 'libnvidia-ml.so.1';
+export const NVML_LIB_ENV = 'JOULEGATE_NVML_LIB';
+
+/** nvmlReturn_t values used here. */
+export const NvmlReturn = {
+  SUCCESS: 0,
+  UNINITIALIZED: 1,
+  INVALID_ARGUMENT: 2,
+  NOT_SUPPORTED: 3,
+  NO_PERMISSION: 4,
+} as const;
+
+/** nvmlClockType_t */
+export const NvmlClock = { GRAPHICS: 0, SM: 1, MEM: 2, VIDEO: 3 } as const;
+/** nvmlTemperatureSensors_t */
+const NVML_TEMPERATURE_GPU = 0;
+/** nvmlPcieUtilCounter_t */
+export const NvmlPcieCounter = { TX_BYTES: 0, RX_BYTES: 1 } as const;
+
+/** An nvmlDevice_t (koffi 3 gives pointers as BigInt). */
+export type NvmlDevice = bigint;
+
+const DeviceHandle = koffi.pointer(koffi.opaque());
+const NvmlUtilization = koffi.struct({ gpu: 'unsigned int', memory: 'unsigned int' });
+const NvmlMemory = koffi.struct({
+  total: 'unsigned long long',
+  free: 'unsigned long long',
+  used: 'unsigned long long',
+});
+/** nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3. */
+const NvmlPciInfo = koffi.struct({
+  busIdLegacy: koffi.array('char', 16),
+  domain: 'unsigned int',
+  bus: 'unsigned int',
+  device: 'unsigned int',
+  pciDeviceId: 'unsigned int',
+  pciSubSystemId: 'unsigned int',
+  busId: koffi.array('char', 32),
+});
+
+const outU32 = koffi.out(koffi.pointer('unsigned int'));
+const outU64 = koffi.out(koffi.pointer('unsigned long long'));
+
+/** NVML_DEVICE_NAME_V2_BUFFER_SIZE / NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+const STRING_BUFFER = 96;
+
+function declare(lib: LibraryHandle) {
+  const f = (name: string, args: unknown[]) => lib.func(name, 'int', args as never);
+  return {
+    init: f('nvmlInit_v2', []),
+    shutdown: f('nvmlShutdown', []),
+    errorString: lib.func('nvmlErrorString', 'const char *', ['int']),
+    getCount: f('nvmlDeviceGetCount_v2', [outU32]),
+    getHandle: f('nvmlDeviceGetHandleByIndex_v2', ['unsigned int', koffi.out(koffi.pointer(DeviceHandle))]),
+    getName: f('nvmlDeviceGetName', [DeviceHandle, 'void *', 'unsigned int']),
+    getUuid: f('nvmlDeviceGetUUID', [DeviceHandle, 'void *', 'unsigned int']),
+    getPciInfo: f('nvmlDeviceGetPciInfo_v3', [DeviceHandle, koffi.out(koffi.pointer(NvmlPciInfo))]),
+    getCpuAffinity: f('nvmlDeviceGetCpuAffinity', [DeviceHandle, 'unsigned int', 'void *']),
+    getPowerUsage: f('nvmlDeviceGetPowerUsage', [DeviceHandle, outU32]),
+    getTotalEnergy: f('nvmlDeviceGetTotalEnergyConsumption', [DeviceHandle, outU64]),
+    getUtilization: f('nvmlDeviceGetUtilizationRates', [
+      DeviceHandle,
+      koffi.out(koffi.pointer(NvmlUtilization)),
+    ]),
+    getMemoryInfo: f('nvmlDeviceGetMemoryInfo', [DeviceHandle, koffi.out(koffi.pointer(NvmlMemory))]),
+    getClockInfo: f('nvmlDeviceGetClockInfo', [DeviceHandle, 'int', outU32]),
+    getMaxClockInfo: f('nvmlDeviceGetMaxClockInfo', [DeviceHandle, 'int', outU32]),
+    getTemperature: f('nvmlDeviceGetTemperature', [DeviceHandle, 'int', outU32]),
+    getLimitConstraints: f('nvmlDeviceGetPowerManagementLimitConstraints', [DeviceHandle, outU32, outU32]),
+    getDefaultLimit: f('nvmlDeviceGetPowerManagementDefaultLimit', [DeviceHandle, outU32]),
+    getLimit: f('nvmlDeviceGetPowerManagementLimit', [DeviceHandle, outU32]),
+    setLimit: f('nvmlDeviceSetPowerManagementLimit', [DeviceHandle, 'unsigned int']),
+    getThrottleReasons: f('nvmlDeviceGetCurrentClocksThrottleReasons', [DeviceHandle, outU64]),
+    getPcieThroughput: f('nvmlDeviceGetPcieThroughput', [DeviceHandle, 'int', outU32]),
+    setLockedClocks: f('nvmlDeviceSetGpuLockedClocks', [DeviceHandle, 'unsigned int', 'unsigned int']),
+    resetLockedClocks: f('nvmlDeviceResetGpuLockedClocks', [DeviceHandle]),
+  };
+}
+
+/** The NVML calls joulegate makes, with units as NVML reports them (mW, mJ, MHz, KB/s, %). */
+export class NvmlLibrary extends VendorLibrary {
+  private readonly fn: ReturnType<typeof declare>;
+
+  constructor() {
+    super(
+      { soname: NVML_SONAME, envVar: NVML_LIB_ENV, hint: 'no NVIDIA driver?' },
+      {
+        success: NvmlReturn.SUCCESS,
+        notSupported: NvmlReturn.NOT_SUPPORTED,
+        noPermission: NvmlReturn.NO_PERMISSION,
+        permissionHint: 'changing GPU settings needs root (or CAP_SYS_ADMIN)',
+      },
+    );
+    this.fn = declare(this.lib);
+  }
+
+  protected describeStatus(status: number): string {
+    return String(this.fn.errorString(status));
+  }
+
+  /** One call returning one unsigned int through an out pointer. */
+  private scalar(name: string, call: (out: number[]) => number): number {
+    const out = [0];
+    this.check(name, call(out));
+    return toNumber(out[0]!);
+  }
+
+  init(): void {
+    this.check('nvmlInit_v2', this.fn.init());
+  }
+
+  shutDown(): void {
+    this.check('nvmlShutdown', this.fn.shutdown());
+  }
+
+  deviceCount(): number {
+    return this.scalar('nvmlDeviceGetCount_v2', (out) => this.fn.getCount(out));
+  }
+
+  device(index: number): NvmlDevice {
+    const out: (bigint | null)[] = [null];
+    this.check('nvmlDeviceGetHandleByIndex_v2', this.fn.getHandle(index, out));
+    return out[0] as bigint;
+  }
+
+  private string(name: string, call: (buf: Buffer) => number): string {
+    const buf = Buffer.alloc(STRING_BUFFER);
+    this.check(name, call(buf));
+    return cString(buf);
+  }
+
+  name(dev: NvmlDevice): string {
+    return this.string('nvmlDeviceGetName', (b) => this.fn.getName(dev, b, b.length));
+  }
+
+  uuid(dev: NvmlDevice): string {
+    return this.string('nvmlDeviceGetUUID', (b) => this.fn.getUuid(dev, b, b.length));
+  }
+
+  pciBusId(dev: NvmlDevice): string {
+    const info: { busId?: string | number[] } = {};
+    this.check('nvmlDeviceGetPciInfo_v3', this.fn.getPciInfo(dev, info));
+    const id = info.busId;
+    return typeof id === 'string'
+      ? id
+      : Buffer.from((id ?? []).map((c) => c & 0xff))
+          .toString('utf8')
+          .replace(/\0.*$/s, '');
+  }
+
+  /** CPUs the device is close to (ideal affinity), for `cpuCount` CPUs. */
+  cpuAffinity(dev: NvmlDevice, cpuCount: number): number[] {
+    const words = Math.max(1, Math.ceil(cpuCount / 64));
+    const buf = Buffer.alloc(words * 8);
+    this.check('nvmlDeviceGetCpuAffinity', this.fn.getCpuAffinity(dev, words, buf));
+    return cpusFromMask(buf);
+  }
+
+  powerUsage(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetPowerUsage', (o) => this.fn.getPowerUsage(dev, o));
+  }
+
+  totalEnergy(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetTotalEnergyConsumption', (o) => this.fn.getTotalEnergy(dev, o));
+  }
+
+  utilization(dev: NvmlDevice): { gpu: number; memory: number } {
+    const out = { gpu: 0, memory: 0 };
+    this.check('nvmlDeviceGetUtilizationRates', this.fn.getUtilization(dev, out));
+    return out;
+  }
+
+  memory(dev: NvmlDevice): { total: number; free: number; used: number } {
+    const out = { total: 0, free: 0, used: 0 };
+    this.check('nvmlDeviceGetMemoryInfo', this.fn.getMemoryInfo(dev, out));
+    return { total: toNumber(out.total), free: toNumber(out.free), used: toNumber(out.used) };
+  }
+
+  clock(dev: NvmlDevice, type: number): number {
+    return this.scalar('nvmlDeviceGetClockInfo', (o) => this.fn.getClockInfo(dev, type, o));
+  }
+
+  maxClock(dev: NvmlDevice, type: number): number {
+    return this.scalar('nvmlDeviceGetMaxClockInfo', (o) => this.fn.getMaxClockInfo(dev, type, o));
+  }
+
+  temperature(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetTemperature', (o) =>
+      this.fn.getTemperature(dev, NVML_TEMPERATURE_GPU, o),
+    );
+  }
+
+  powerLimitConstraints(dev: NvmlDevice): { min: number; max: number } {
+    const min = [0];
+    const max = [0];
+    this.check('nvmlDeviceGetPowerManagementLimitConstraints', this.fn.getLimitConstraints(dev, min, max));
+    return { min: min[0]!, max: max[0]! };
+  }
+
+  powerLimitDefault(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetPowerManagementDefaultLimit', (o) => this.fn.getDefaultLimit(dev, o));
+  }
+
+  powerLimit(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetPowerManagementLimit', (o) => this.fn.getLimit(dev, o));
+  }
+
+  setPowerLimit(dev: NvmlDevice, milliwatts: number): void {
+    this.check('nvmlDeviceSetPowerManagementLimit', this.fn.setLimit(dev, milliwatts));
+  }
+
+  throttleReasons(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetCurrentClocksThrottleReasons', (o) =>
+      this.fn.getThrottleReasons(dev, o),
+    );
+  }
+
+  pcieThroughput(dev: NvmlDevice, counter: number): number {
+    return this.scalar('nvmlDeviceGetPcieThroughput', (o) => this.fn.getPcieThroughput(dev, counter, o));
+  }
+
+  setLockedClocks(dev: NvmlDevice, minMHz: number, maxMHz: number): void {
+    this.check('nvmlDeviceSetGpuLockedClocks', this.fn.setLockedClocks(dev, minMHz, maxMHz));
+  }
+
+  resetLockedClocks(dev: NvmlDevice): void {
+    this.check('nvmlDeviceResetGpuLockedClocks', this.fn.resetLockedClocks(dev));
+  }
+}

@@ -1,0 +1,291 @@
+import { BatchClient } from '../../batch/client.js';
+import { Aggregation } from '../../platform/aggregation.js';
+import type { Backend, BackendContext, Diagnostic } from '../../platform/backend.js';
+import { type DomainType, domainName } from '../../platform/domains.js';
+import { errorMessage, InvalidArgumentError, JoulegateError } from '../../platform/errors.js';
+import { FormatType } from '../../platform/format.js';
+import {
+  Behavior,
+  parseUnits,
+  type SavedControl,
+  type SignalInfo,
+  Units,
+} from '../../platform/signal-info.js';
+import {
+  type ClientOptions,
+  GeopmClient,
+  type RemoteControlInfo,
+  type RemoteSignalInfo,
+} from '../../service/client.js';
+
+const PREFIX = 'SERVICE::';
+
+/** A (name, domain, idx) request pushed before the batch server starts. */
+interface Pushed {
+  name: string;
+  domain: number;
+  idx: number;
+}
+
+export interface ServiceBackendOptions extends ClientOptions {
+  /** The daemon's run directory, where batch FIFOs and buffers appear (JOULEGATE_RUN_PATH). */
+  runDir?: string;
+}
+
+/**
+ * The daemon sends GEOPM's multi-line description (`    description: …`, `    units: …`, …);
+ * units are not on the wire otherwise. Text in another shape is kept whole, with no units.
+ */
+export function parseRemoteDescription(text: string): { description: string; units: Units } {
+  const field = (key: string) => new RegExp(`^\\s*${key}:[ \\t]*(.*?)\\s*$`, 'm').exec(text)?.[1];
+  let units = Units.None;
+  try {
+    const name = field('units');
+    if (name) units = parseUnits(name);
+  } catch {
+    // a unit this version does not know: shown as none rather than failing the whole backend
+  }
+  return { description: field('description') ?? text.trim(), units };
+}
+
+/**
+ * GEOPM's ServiceIOGroup: the signals and controls the daemon (joulegated or geopmd) allows
+ * this user, offered as NAME and SERVICE::NAME at their native domains. Single reads and writes
+ * are D-Bus calls; pushed requests go through a batch server started at the first
+ * readBatch()/writeBatch(). Not registered with loadPlatform: openPlatform adds it for callers
+ * without CAP_SYS_ADMIN.
+ */
+export class ServiceBackend implements Backend {
+  readonly id = 'service';
+  readonly name = 'SERVICE';
+  readonly description =
+    'Signals and controls the joulegate daemon allows this user (D-Bus and batch server)';
+  private client?: GeopmClient;
+  private readonly signals = new Map<string, SignalInfo>();
+  private readonly controls = new Map<string, SignalInfo>();
+  private readonly pushedSignals: Pushed[] = [];
+  private readonly pushedControls: Pushed[] = [];
+  private values = new Float64Array(0);
+  private settings = new Float64Array(0);
+  private batch?: { client: BatchClient; serverPid: number };
+  private sessionOpen = false;
+  private readonly runDir: string;
+
+  constructor(private readonly options: ServiceBackendOptions = {}) {
+    this.runDir = options.runDir ?? (process.env.JOULEGATE_RUN_PATH || '/run/geopm');
+  }
+
+  metadata(): Record<string, unknown> {
+    return { runDir: this.runDir, batchServer: this.batch?.serverPid };
+  }
+
+  async setup(_ctx: BackendContext): Promise<void> {
+    const client = await GeopmClient.connect(this.options);
+    this.client = client;
+    try {
+      await client.platformOpenSession();
+      this.sessionOpen = true;
+      const access = await client.platformGetUserAccess();
+      const signalInfo = access.signals.length ? await client.platformGetSignalInfo(access.signals) : [];
+      // Controls carry no aggregation on the wire; the signal of the same name has it.
+      const controlInfo = access.controls.length ? await client.platformGetControlInfo(access.controls) : [];
+      const asSignals = controlInfo.length
+        ? await client.platformGetSignalInfo(controlInfo.map((c) => c.name)).catch(() => [])
+        : [];
+      for (const info of signalInfo) this.offer(this.signals, this.toSignalInfo(info));
+      const signalOf = new Map(asSignals.map((s) => [s.name, s]));
+      for (const info of controlInfo)
+        this.offer(this.controls, this.toControlInfo(info, signalOf.get(info.name)));
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
+  private offer(map: Map<string, SignalInfo>, info: SignalInfo): void {
+    map.set(info.name, info);
+    map.set(`${PREFIX}${info.name}`, { ...info, name: `${PREFIX}${info.name}`, aliasFor: info.name });
+  }
+
+  private toSignalInfo(r: RemoteSignalInfo): SignalInfo {
+    return {
+      name: r.name,
+      ...parseRemoteDescription(r.description),
+      domain: r.domain as DomainType,
+      aggregation: r.aggregation as Aggregation,
+      format: r.format as FormatType,
+      behavior: r.behavior as Behavior,
+      backend: this.name,
+    };
+  }
+
+  private toControlInfo(r: RemoteControlInfo, asSignal: RemoteSignalInfo | undefined): SignalInfo {
+    return {
+      name: r.name,
+      ...parseRemoteDescription(r.description),
+      domain: r.domain as DomainType,
+      aggregation: (asSignal?.aggregation ?? Aggregation.Average) as Aggregation,
+      format: (asSignal?.format ?? FormatType.Double) as FormatType,
+      behavior: (asSignal?.behavior ?? Behavior.Variable) as Behavior,
+      backend: this.name,
+    };
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      if (this.batch) {
+        this.batch.client.close();
+        await client.platformStopBatch(this.batch.serverPid).catch(() => {
+          // the server ended with our 'q'; the daemon may already have forgotten it
+        });
+        this.batch = undefined;
+      }
+      if (this.sessionOpen) await client.platformCloseSession();
+    } finally {
+      this.sessionOpen = false;
+      client.close();
+    }
+  }
+
+  signalNames(): string[] {
+    return [...this.signals.keys()].sort();
+  }
+
+  controlNames(): string[] {
+    return [...this.controls.keys()].sort();
+  }
+
+  isValidSignal(name: string): boolean {
+    return this.signals.has(name);
+  }
+
+  isValidControl(name: string): boolean {
+    return this.controls.has(name);
+  }
+
+  signalInfo(name: string): SignalInfo {
+    const info = this.signals.get(name);
+    if (!info) throw new InvalidArgumentError(`SERVICE: no access to signal ${name}`);
+    return info;
+  }
+
+  controlInfo(name: string): SignalInfo {
+    const info = this.controls.get(name);
+    if (!info) throw new InvalidArgumentError(`SERVICE: no access to control ${name}`);
+    return info;
+  }
+
+  diagnostics(): Diagnostic[] {
+    return [];
+  }
+
+  /** The daemon's name for a request: without our prefix, at the native domain only. */
+  private request(info: SignalInfo, name: string, domain: DomainType, idx: number): Pushed {
+    if (domain !== info.domain) {
+      throw new InvalidArgumentError(
+        `SERVICE: ${name} is offered at its native domain ${domainName(info.domain)} only, not ${domainName(domain)}`,
+      );
+    }
+    return { name: info.aliasFor ?? info.name, domain, idx };
+  }
+
+  private checkNotStarted(what: string): void {
+    if (this.batch) throw new JoulegateError(`SERVICE: cannot push a ${what} after the batch server started`);
+  }
+
+  pushSignal(name: string, domain: DomainType, idx: number): number {
+    this.checkNotStarted('signal');
+    this.pushedSignals.push(this.request(this.signalInfo(name), name, domain, idx));
+    return this.pushedSignals.length - 1;
+  }
+
+  pushControl(name: string, domain: DomainType, idx: number): number {
+    this.checkNotStarted('control');
+    this.pushedControls.push(this.request(this.controlInfo(name), name, domain, idx));
+    return this.pushedControls.length - 1;
+  }
+
+  /** Like GEOPM's ServiceIOGroup, the server starts at the first batch, with every push so far. */
+  private async startBatch(): Promise<BatchClient> {
+    if (this.batch) return this.batch.client;
+    const client = this.connected();
+    const { serverPid, serverKey } = await client.platformStartBatch(this.pushedSignals, this.pushedControls);
+    let batchClient: BatchClient;
+    try {
+      batchClient = BatchClient.connect({
+        runDir: this.runDir,
+        key: serverKey,
+        numSignals: this.pushedSignals.length,
+        numControls: this.pushedControls.length,
+      });
+    } catch (err) {
+      await client.platformStopBatch(serverPid).catch(() => {});
+      throw new JoulegateError(`SERVICE: cannot connect to batch server ${serverPid}: ${errorMessage(err)}`);
+    }
+    this.batch = { client: batchClient, serverPid };
+    this.values = new Float64Array(this.pushedSignals.length).fill(Number.NaN);
+    this.settings = new Float64Array(this.pushedControls.length).fill(Number.NaN);
+    return batchClient;
+  }
+
+  async readBatch(): Promise<void> {
+    if (this.pushedSignals.length === 0) return;
+    const batch = await this.startBatch();
+    this.values.set(batch.readBatch());
+  }
+
+  async writeBatch(): Promise<void> {
+    if (this.pushedControls.length === 0) return;
+    const batch = await this.startBatch();
+    batch.controlValues.set(this.settings);
+    batch.writeBatch();
+    // Only what was adjusted since the last write is applied again.
+    this.settings.fill(Number.NaN);
+  }
+
+  sample(handle: number): number {
+    if (!this.batch) throw new JoulegateError('SERVICE: sample() called before readBatch()');
+    if (!Number.isInteger(handle) || handle < 0 || handle >= this.values.length) {
+      throw new InvalidArgumentError(`SERVICE: invalid signal handle ${handle}`);
+    }
+    return this.values[handle]!;
+  }
+
+  adjust(handle: number, value: number): void {
+    if (!Number.isInteger(handle) || handle < 0 || handle >= this.pushedControls.length) {
+      throw new InvalidArgumentError(`SERVICE: invalid control handle ${handle}`);
+    }
+    if (Number.isNaN(value)) throw new InvalidArgumentError('SERVICE: cannot adjust a control to NaN');
+    if (this.settings.length !== this.pushedControls.length) {
+      this.settings = new Float64Array(this.pushedControls.length).fill(Number.NaN);
+    }
+    this.settings[handle] = value;
+  }
+
+  async readSignal(name: string, domain: DomainType, idx: number): Promise<number> {
+    const req = this.request(this.signalInfo(name), name, domain, idx);
+    return this.connected().platformReadSignal(req.name, req.domain, req.idx);
+  }
+
+  async writeControl(name: string, domain: DomainType, idx: number, value: number): Promise<void> {
+    const req = this.request(this.controlInfo(name), name, domain, idx);
+    await this.connected().platformWriteControl(req.name, req.domain, req.idx, value);
+  }
+
+  /** The daemon saves and restores for its clients; nothing is saved on this side. */
+  async saveControls(): Promise<SavedControl[]> {
+    return [];
+  }
+
+  async restoreControls(_settings: readonly SavedControl[]): Promise<void> {
+    await this.connected().platformRestoreControl();
+  }
+
+  private connected(): GeopmClient {
+    if (!this.client) throw new JoulegateError('SERVICE: not connected to the daemon');
+    return this.client;
+  }
+}

@@ -1,0 +1,53 @@
+import { ParseError } from '../platform/errors.js';
+import type { Sysroot } from '../platform/sysroot.js';
+import { PolledFile } from './polled-file.js';
+
+/** A sysfs attribute kept open and re-read (pread at 0), opened under the sysroot. */
+export function polledSysfs(sysroot: Sysroot, path: string): PolledFile {
+  return new PolledFile(sysroot.path(path), path, 64);
+}
+
+/** A sysfs counter or limit: decimal digits only; anything else is a garbled file. */
+export function parseUnsigned(text: string, what: string): bigint {
+  const t = text.trim();
+  if (!/^\d{1,20}$/.test(t))
+    throw new ParseError(`${what}: expected an unsigned integer, found "${t.slice(0, 40)}"`);
+  return BigInt(t);
+}
+
+/** A sysfs value that may be negative (hwmon temperatures below 0 °C). */
+export function parseSigned(text: string, what: string): number {
+  const t = text.trim();
+  if (!/^-?\d{1,19}$/.test(t))
+    throw new ParseError(`${what}: expected an integer, found "${t.slice(0, 40)}"`);
+  return Number(t);
+}
+
+/** Reads a whole sysfs file once as an unsigned integer. */
+export function readUnsigned(sysroot: Sysroot, path: string): bigint {
+  return parseUnsigned(sysroot.readText(path), path);
+}
+
+/** One sysfs number kept open and re-read (other backends use it through this name). */
+export class SysfsNumberFile {
+  private readonly file: PolledFile;
+
+  constructor(
+    sysroot: Sysroot,
+    readonly path: string,
+  ) {
+    this.file = polledSysfs(sysroot, path);
+  }
+
+  readText(): string {
+    return this.file.read().trim();
+  }
+
+  readInteger(): bigint {
+    return parseUnsigned(this.file.read(), this.path);
+  }
+
+  close(): void {
+    this.file.close();
+  }
+}

@@ -1,0 +1,107 @@
+import koffi, { type LibraryHandle } from 'koffi';
+import { ErrorCode, errorMessage, JoulegateError, PermissionError } from '../platform/errors.js';
+import { BackendUnavailableError } from './registry.js';
+
+/** How to find one vendor library: its soname and the env var that overrides the path. */
+export interface VendorLibrarySpec {
+  soname: string;
+  envVar: string;
+  /** Why the library is usually missing, shown in listings (e.g. "no NVIDIA driver?"). */
+  hint: string;
+}
+
+/**
+ * Opens a vendor library by soname (the dynamic loader's search path) or by the path in the
+ * override env var. A missing library means "this backend is not on this node", never an error
+ * of the whole program, so it is reported as BackendUnavailableError with the reason.
+ */
+export function openVendorLibrary(spec: VendorLibrarySpec): { lib: LibraryHandle; path: string } {
+  const override = process.env[spec.envVar];
+  const path = override !== undefined && override !== '' ? override : spec.soname;
+  try {
+    return { lib: koffi.load(path), path };
+  } catch (err) {
+    const detail = errorMessage(err).split('\n')[0];
+    const where = path === spec.soname ? spec.soname : `${path} (from ${spec.envVar})`;
+    throw new BackendUnavailableError(`${where} not found (${spec.hint}): ${detail}`);
+  }
+}
+
+/** The device does not implement this query or control (e.g. NVML_ERROR_NOT_SUPPORTED). */
+export class GpuUnsupportedError extends JoulegateError {
+  constructor(message: string) {
+    super(message, ErrorCode.NotImplemented);
+    this.name = 'GpuUnsupportedError';
+  }
+}
+
+/** How a vendor library's status codes map onto joulegate's error kinds. */
+export interface StatusCodes {
+  success: number;
+  notSupported: number;
+  noPermission: number;
+  /** The library's own text for a status, e.g. nvmlErrorString. */
+  describe(status: number): string;
+  /** Advice appended to permission errors. */
+  permissionHint: string;
+}
+
+/** Throws the right error kind for a failed library call; returns quietly on success. */
+export function checkStatus(codes: StatusCodes, fn: string, status: number): void {
+  if (status === codes.success) return;
+  const text = `${fn}: ${codes.describe(status)} (status ${status})`;
+  if (status === codes.notSupported) throw new GpuUnsupportedError(text);
+  if (status === codes.noPermission) throw new PermissionError(`${text}; ${codes.permissionHint}`);
+  throw new JoulegateError(text);
+}
+
+/**
+ * Base of the per-library FFI classes: opens the library and turns status codes into errors.
+ * Subclasses declare their functions on `lib` and describe a status in the library's words.
+ */
+export abstract class VendorLibrary {
+  readonly path: string;
+  protected readonly lib: LibraryHandle;
+  private readonly codes: StatusCodes;
+
+  constructor(spec: VendorLibrarySpec, codes: Omit<StatusCodes, 'describe'>) {
+    const { lib, path } = openVendorLibrary(spec);
+    this.lib = lib;
+    this.path = path;
+    this.codes = { ...codes, describe: (status) => this.describeStatus(status) };
+  }
+
+  /** The library's own text for a status (nvmlErrorString, amdsmi_status_code_to_string). */
+  protected abstract describeStatus(status: number): string;
+
+  /** Initialises the library in this process (nvmlInit_v2, amdsmi_init); reference-counted. */
+  abstract init(): void;
+
+  /** Drops this process's reference (nvmlShutdown, amdsmi_shut_down). */
+  abstract shutDown(): void;
+
+  protected check(fn: string, status: number): void {
+    checkStatus(this.codes, fn, status);
+  }
+}
+
+/** 64-bit values come back from koffi as number or bigint depending on size. */
+export function toNumber(value: number | bigint): number {
+  return typeof value === 'bigint' ? Number(value) : value;
+}
+
+/** Decodes a NUL-terminated C string held in a buffer. */
+export function cString(buf: Buffer): string {
+  const end = buf.indexOf(0);
+  return buf.toString('utf8', 0, end < 0 ? buf.length : end);
+}
+
+/** Decodes a CPU bit mask made of 64-bit little-endian words into a sorted CPU list. */
+export function cpusFromMask(words: Buffer): number[] {
+  const cpus: number[] = [];
+  for (let w = 0; w < words.length / 8; w++) {
+    const word = words.readBigUInt64LE(w * 8);
+    for (let bit = 0; bit < 64; bit++) if ((word >> BigInt(bit)) & 1n) cpus.push(w * 64 + bit);
+  }
+  return cpus;
+}

@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+
+/**
+ * The batch protocol's fixed parts, byte-compatible with GEOPM's BatchServer/BatchClient:
+ * shared buffers are regular files `<run>/batch-buffer-<key>-signal|control` holding a 64-byte
+ * header (a process-shared pthread mutex, unused by the batch path) followed by N little-endian
+ * doubles in request order; two FIFOs `<run>/batch-status-<key>-in|out` carry one-byte messages.
+ * `in` is client → server, `out` is server → client. The key is the client's pid.
+ */
+export const HEADER_BYTES = 64;
+
+export const Message = {
+  Read: 'r'.charCodeAt(0),
+  Write: 'w'.charCodeAt(0),
+  Continue: 'c'.charCodeAt(0),
+  Quit: 'q'.charCodeAt(0),
+} as const;
+
+export type BufferKind = 'signal' | 'control';
+
+export function bufferPath(runDir: string, key: string, kind: BufferKind): string {
+  return join(runDir, `batch-buffer-${key}-${kind}`);
+}
+
+export function fifoPath(runDir: string, key: string, direction: 'in' | 'out'): string {
+  return join(runDir, `batch-status-${key}-${direction}`);
+}
+
+/** Every path a server with this key may create, for cleanup after it ends. */
+export function batchPaths(runDir: string, key: string): string[] {
+  return [
+    bufferPath(runDir, key, 'signal'),
+    bufferPath(runDir, key, 'control'),
+    fifoPath(runDir, key, 'in'),
+    fifoPath(runDir, key, 'out'),
+  ];
+}
+
+export function bufferBytes(count: number): number {
+  return HEADER_BYTES + 8 * count;
+}
+
+/** One signal or control a batch server pushes: the D-Bus (domain_type, domain_idx, name) triple. */
+export interface BatchRequest {
+  name: string;
+  domain: number;
+  idx: number;
+}
+
+/** The one line a starting server writes on stdout for its launcher. */
+export type ServerReport = { ready: true } | { error: string };
+
+/** Whether a process exists (EPERM: it does, owned by someone else). Keys are client pids. */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

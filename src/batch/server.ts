@@ -1,0 +1,191 @@
+import { unlinkSync } from 'node:fs';
+import type { DomainType } from '../platform/domains.js';
+import { errorMessage } from '../platform/errors.js';
+import type { PlatformIO } from '../platform/platform-io.js';
+import { type BatchRequest, bufferPath, Message } from './protocol.js';
+import { SharedBuffer } from './shared-buffer.js';
+import { END_OF_STREAM, StatusChannel } from './status-fifo.js';
+
+/** What a batch server needs from PlatformIO (the server owns its own instance). */
+export type BatchIO = Pick<
+  PlatformIO,
+  'pushSignal' | 'pushControl' | 'readBatch' | 'sample' | 'adjust' | 'writeBatch'
+>;
+
+export interface BatchServerConfig {
+  runDir: string;
+  key: string;
+  clientUid: number;
+  clientGid: number;
+  signals: BatchRequest[];
+  controls: BatchRequest[];
+}
+
+/** Why the serve loop ended. */
+export type EndReason = 'quit' | 'client closed' | `unknown message byte ${number}`;
+
+/**
+ * The batch server's loop: read every pushed signal into the shared signal buffer on `r`,
+ * apply the control buffer on `w`, acknowledge each with `c`. Handles are pushed once up front
+ * and the loop allocates nothing per request.
+ */
+export class BatchServer {
+  /** One PlatformIO handle per distinct signal request (GEOPM's PlatformIO dedups pushes too). */
+  private readonly signalHandles: Int32Array;
+  /** For each slot of the signal buffer, the index of its distinct request. */
+  private readonly signalSlots: Int32Array;
+  private readonly sampled: Float64Array;
+  private readonly controlHandles: Int32Array;
+  private signalBuffer?: SharedBuffer;
+  private controlBuffer?: SharedBuffer;
+  /** Paths this server made; only these are ever unlinked by it. */
+  private readonly created: string[] = [];
+
+  constructor(
+    private readonly pio: BatchIO,
+    private readonly config: BatchServerConfig,
+    private readonly log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  ) {
+    // Pushing validates names, domains and indices before any file exists.
+    const distinct = new Map<string, number>();
+    const handles: number[] = [];
+    this.signalSlots = Int32Array.from(config.signals, (s) => {
+      const key = `${s.name}\0${s.domain}\0${s.idx}`;
+      let slot = distinct.get(key);
+      if (slot === undefined) {
+        slot = handles.push(pio.pushSignal(s.name, s.domain as DomainType, s.idx)) - 1;
+        distinct.set(key, slot);
+      }
+      return slot;
+    });
+    this.signalHandles = Int32Array.from(handles);
+    this.sampled = new Float64Array(handles.length);
+    this.controlHandles = Int32Array.from(config.controls, (c) =>
+      pio.pushControl(c.name, c.domain as DomainType, c.idx),
+    );
+  }
+
+  /** Creates the shared buffers and FIFOs for the client; after this the client may connect. */
+  createFiles(): void {
+    const { runDir, key, clientUid: uid, clientGid: gid } = this.config;
+    const owner = { uid, gid };
+    try {
+      // GEOPM creates a buffer only when it has something to carry.
+      if (this.signalSlots.length > 0) {
+        const path = bufferPath(runDir, key, 'signal');
+        this.signalBuffer = SharedBuffer.create(path, this.signalSlots.length, owner);
+        this.created.push(path);
+      }
+      if (this.controlHandles.length > 0) {
+        const path = bufferPath(runDir, key, 'control');
+        this.controlBuffer = SharedBuffer.create(path, this.controlHandles.length, owner);
+        this.created.push(path);
+      }
+      StatusChannel.create(runDir, key, owner, (path) => this.created.push(path));
+    } catch (err) {
+      this.removeFiles();
+      throw err;
+    }
+  }
+
+  /**
+   * Waits for the client, then answers its messages until it quits or goes away. While waiting,
+   * `giveUp` is asked now and then whether to stop (it returns the reason).
+   */
+  async serve(giveUp: () => string | undefined = () => undefined): Promise<EndReason> {
+    let channel: StatusChannel;
+    try {
+      channel = await StatusChannel.accept(this.config.runDir, this.config.key, giveUp);
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+    let first = true;
+    try {
+      for (;;) {
+        const message = channel.receive();
+        if (first) {
+          // The client maps the buffers before its first message; nobody else needs the names.
+          this.removeFiles();
+          first = false;
+        }
+        if (message === Message.Read) {
+          // Awaited here rather than in a helper: one promise hop less per batch.
+          let failure: unknown;
+          if (this.signalBuffer) {
+            try {
+              await this.pio.readBatch();
+            } catch (err) {
+              failure = err ?? 'read failed';
+            }
+          }
+          this.storeSamples(failure);
+          channel.send(Message.Continue);
+        } else if (message === Message.Write) {
+          await this.writeControls();
+          channel.send(Message.Continue);
+        } else if (message === Message.Quit) {
+          channel.send(Message.Quit);
+          return 'quit';
+        } else {
+          return message === END_OF_STREAM ? 'client closed' : `unknown message byte ${message}`;
+        }
+      }
+    } finally {
+      channel.close();
+      this.close();
+    }
+  }
+
+  /** Puts the values of the batch just read into the signal buffer, in request order. */
+  private storeSamples(readFailure: unknown): void {
+    const values = this.signalBuffer?.values;
+    if (!values) return;
+    const { signalHandles: handles, signalSlots: slots, sampled } = this;
+    if (readFailure === undefined) {
+      for (let i = 0; i < handles.length; i++) {
+        try {
+          sampled[i] = this.pio.sample(handles[i]!);
+        } catch {
+          sampled[i] = Number.NaN;
+        }
+      }
+    } else {
+      // A failed read is NaN for this round, never a stale or zero value.
+      this.log(`batch read failed: ${errorMessage(readFailure)}`);
+      sampled.fill(Number.NaN);
+    }
+    for (let i = 0; i < slots.length; i++) values[i] = sampled[slots[i]!]!;
+  }
+
+  /** Applies every setting the client put in the control buffer; NaN marks "not set". */
+  private async writeControls(): Promise<void> {
+    const values = this.controlBuffer?.values;
+    if (!values) return;
+    const handles = this.controlHandles;
+    for (let i = 0; i < handles.length; i++) {
+      const v = values[i]!;
+      if (!Number.isNaN(v)) this.pio.adjust(handles[i]!, v);
+    }
+    await this.pio.writeBatch();
+  }
+
+  /** Unlinks whatever this server created that still exists. */
+  removeFiles(): void {
+    for (const path of this.created.splice(0)) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // already unlinked once connected
+      }
+    }
+  }
+
+  close(): void {
+    this.removeFiles();
+    this.signalBuffer?.close();
+    this.controlBuffer?.close();
+    this.signalBuffer = undefined;
+    this.controlBuffer = undefined;
+  }
+}

@@ -1,0 +1,126 @@
+import { chownSync, closeSync, constants, openSync, unlinkSync } from 'node:fs';
+import { JoulegateError } from '../platform/errors.js';
+import { makeFifo, readFd, setBlocking, writeFd } from './libc.js';
+import { fifoPath } from './protocol.js';
+
+/** How often a waiting server looks for its client (adds at most this much to a batch start). */
+const ACCEPT_POLL_MS = 2;
+
+/** Byte value `receive()` returns when the other side closed its end (GEOPM reads this as 0). */
+export const END_OF_STREAM = 0;
+
+/**
+ * One side of the pair of status FIFOs: blocking one-byte messages. Blocking reads are the
+ * point — a batch round trip is two context switches, nothing else — so this is only used in
+ * the batch server process and, on the client side, for the few microseconds a reply takes.
+ */
+export class StatusChannel {
+  private readonly byte = Buffer.alloc(1);
+
+  private constructor(
+    private readonly readFd: number,
+    private readonly writeFd: number,
+  ) {}
+
+  send(message: number): void {
+    this.byte[0] = message;
+    writeFd(this.writeFd, this.byte, 1);
+  }
+
+  /** Waits for one byte; END_OF_STREAM when the peer has gone. */
+  receive(): number {
+    return readFd(this.readFd, this.byte, 1) === 1 ? this.byte[0]! : END_OF_STREAM;
+  }
+
+  close(): void {
+    for (const fd of [this.readFd, this.writeFd]) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  /** Server: makes both FIFOs (0600, owned by the client) before the client is told the key. */
+  static create(
+    runDir: string,
+    key: string,
+    owner: { uid: number; gid: number },
+    onCreated: (path: string) => void,
+  ): void {
+    for (const direction of ['in', 'out'] as const) {
+      const path = fifoPath(runDir, key, direction);
+      makeFifo(path, 0o600);
+      onCreated(path);
+      chownSync(path, owner.uid, owner.gid);
+    }
+  }
+
+  /**
+   * Server: opens `out` for writing, then `in` for reading (the order the client mirrors, so
+   * neither blocks forever), then unlinks both: from here on only the two connected processes
+   * hold them. Until a client opens `out`, the open is retried every few milliseconds rather
+   * than blocking, so the caller can still give up (its daemon died) and clean up.
+   */
+  static async accept(runDir: string, key: string, giveUp: () => string | undefined): Promise<StatusChannel> {
+    const outPath = fifoPath(runDir, key, 'out');
+    const inPath = fifoPath(runDir, key, 'in');
+    const nonblock = constants.O_NONBLOCK;
+    let writeFd = -1;
+    while (writeFd < 0) {
+      try {
+        writeFd = openSync(outPath, constants.O_WRONLY | nonblock);
+      } catch (err) {
+        // ENXIO: no reader yet
+        if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+        const reason = giveUp();
+        if (reason) throw new JoulegateError(`stopped waiting for the batch client: ${reason}`);
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_POLL_MS));
+      }
+    }
+    setBlocking(writeFd, nonblock);
+    // Blocking: a client opens `in` right after `out`.
+    const readFd = openSync(inPath, constants.O_RDONLY);
+    unlinkSync(outPath);
+    unlinkSync(inPath);
+    return new StatusChannel(readFd, writeFd);
+  }
+
+  /**
+   * Client: opens `out` for reading, then `in` for writing. Both opens are non-blocking so a
+   * server that died before connecting gives an error after `timeoutMs` instead of a hang; the
+   * fds are switched to blocking once connected.
+   */
+  static connect(runDir: string, key: string, timeoutMs: number): StatusChannel {
+    const outPath = fifoPath(runDir, key, 'out');
+    const inPath = fifoPath(runDir, key, 'in');
+    const nonblock = constants.O_NONBLOCK;
+    const readFd = openSync(outPath, constants.O_RDONLY | nonblock);
+    const deadline = Date.now() + timeoutMs;
+    let writeFd = -1;
+    while (writeFd < 0) {
+      try {
+        writeFd = openSync(inPath, constants.O_WRONLY | nonblock);
+      } catch (err) {
+        // ENXIO: the server has not opened its reading end yet
+        if ((err as NodeJS.ErrnoException).code !== 'ENXIO' || Date.now() > deadline) {
+          closeSync(readFd);
+          if ((err as NodeJS.ErrnoException).code === 'ENXIO') {
+            throw new JoulegateError(`batch server ${key} did not connect within ${timeoutMs} ms`);
+          }
+          throw err;
+        }
+        sleepSync(1);
+      }
+    }
+    setBlocking(readFd, nonblock);
+    setBlocking(writeFd, nonblock);
+    return new StatusChannel(readFd, writeFd);
+  }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import type { ConfigLayer } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+
+/** CLI flags that set configuration keys: flag (kebab-case of the key) → key, with help. */
+const CONFIG_FLAGS: readonly [key: string, help: string][] = [
+  ['app_name', 'name of the app in reports (default: the command)'],
+  ['run_id', 'run id (default: ISO time; SLURM = $SLURM_JOB_ID)'],
+  ['format', 'output formats, comma-separated: text,json,csv,bench,hdf5,html'],
+  ['data_out', 'output directory'],
+  ['sampling_period', 'seconds between samples (>= 0.01)'],
+  ['include_sensors', 'space-separated regexes of sensor ids to sample'],
+  ['exclude_sensors', 'space-separated regexes of sensor ids to skip'],
+  ['include_backends', 'space-separated regexes of backends to use'],
+  ['exclude_backends', 'space-separated regexes of backends to skip'],
+  ['power_overhead', 'watts added per host for unmeasured parts'],
+  ['pue', 'power usage effectiveness (>= 1)'],
+  ['emissions_factor', 'gCO2e per kWh'],
+  ['price_factor', 'price per kWh'],
+  ['price_unit', 'currency of price_factor'],
+  ['rounds', 'measured rounds'],
+  ['warmup_rounds', 'unmeasured rounds before them'],
+  ['metrics', 'metrics of the bench format'],
+  ['region_metrics', 'region metrics of the bench format'],
+  ['estimate_tdp', 'package TDP in W for estimates (0 = from the model table)'],
+  ['estimate_threads', 'hardware threads per package for estimates (0 = from the table)'],
+];
+
+const flagOf = (key: string) => key.replace(/_/g, '-');
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+export function addConfigOptions(cmd: Command, keys?: readonly string[]): Command {
+  cmd.option('-c, --config <file>', 'project configuration file (default ./.joulegate.ini)');
+  for (const [key, help] of CONFIG_FLAGS) {
+    if (!keys || keys.includes(key)) cmd.option(`--${flagOf(key)} <value>`, help);
+  }
+  return cmd;
+}
+
+/** Configuration from defaults < ~/.config/joulegate.ini < project file < env < these flags. */
+export async function configFromOptions(opts: Record<string, unknown>, withFlags = true): Promise<Config> {
+  // Loaded here, not at startup: zod costs every other command start time.
+  const { envLayer, fileLayers, flatLayer, resolveConfig } = await import('../config/load.js');
+  const layers: ConfigLayer[] = [
+    ...fileLayers((opts.config as string | undefined) ?? './.joulegate.ini'),
+    envLayer(),
+  ];
+  if (withFlags) {
+    const flags: Record<string, string | undefined> = {};
+    for (const [key] of CONFIG_FLAGS) flags[key] = opts[camel(key)] as string | undefined;
+    layers.push(flatLayer('command line', flags));
+  }
+  return resolveConfig(layers);
+}

@@ -1,0 +1,145 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { errorMessage, JoulegateError } from '../platform/errors.js';
+import { formatIni, type IniData, parseIni } from './ini.js';
+import { CONFIG_SCHEMA, type Config, type Section } from './schema.js';
+
+/** One layer of settings and where it came from (for error messages). */
+export interface ConfigLayer {
+  origin: string;
+  data: IniData;
+}
+
+const SECTIONS = Object.keys(CONFIG_SCHEMA) as Section[];
+
+function keySchema(section: string, key: string) {
+  const s = (
+    CONFIG_SCHEMA as Record<string, Record<string, { schema: import('zod').ZodType; default: string }>>
+  )[section];
+  return s?.[key];
+}
+
+/** The entries of `section` in `data`, created empty when missing. */
+function sectionIn(
+  data: IniData | Record<string, Record<string, unknown>>,
+  section: string,
+): Record<string, unknown> {
+  let entries = data[section];
+  if (!entries) {
+    entries = {};
+    data[section] = entries as Record<string, string>;
+  }
+  return entries;
+}
+
+/** Section of a key name (keys are unique across sections, which env and CLI rely on). */
+export function sectionOf(key: string): Section | undefined {
+  return SECTIONS.find((s) => keySchema(s, key) !== undefined);
+}
+
+export function defaultLayer(): ConfigLayer {
+  const data: IniData = {};
+  for (const s of SECTIONS) {
+    data[s] = Object.fromEntries(Object.entries(CONFIG_SCHEMA[s]).map(([k, v]) => [k, v.default]));
+  }
+  return { origin: 'defaults', data };
+}
+
+export function fileLayer(path: string): ConfigLayer | undefined {
+  if (!existsSync(path)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new JoulegateError(`${path}: ${errorMessage(err)}`);
+  }
+  return { origin: path, data: parseIni(text, path) };
+}
+
+/** JOULEGATE_<KEY> for every key, e.g. JOULEGATE_SAMPLING_PERIOD, JOULEGATE_FORMAT. */
+export function envLayer(env: NodeJS.ProcessEnv = process.env): ConfigLayer {
+  const data: IniData = {};
+  for (const s of SECTIONS) {
+    for (const key of Object.keys(CONFIG_SCHEMA[s])) {
+      const v = env[`JOULEGATE_${key.toUpperCase()}`];
+      if (v !== undefined) sectionIn(data, s)[key] = v;
+    }
+  }
+  return { origin: 'environment (JOULEGATE_<KEY>)', data };
+}
+
+/** Settings given as key → value (CLI flags), placed in their sections. */
+export function flatLayer(origin: string, values: Record<string, string | undefined>): ConfigLayer {
+  const data: IniData = {};
+  for (const [key, v] of Object.entries(values)) {
+    if (v === undefined) continue;
+    const section = sectionOf(key);
+    if (!section) throw new JoulegateError(`${origin}: unknown setting ${key}`);
+    sectionIn(data, section)[key] = v;
+  }
+  return { origin, data };
+}
+
+/** The files read, lowest precedence first: ~/.config/joulegate.ini, then ./.joulegate.ini (or `localPath`). */
+export function fileLayers(localPath = './.joulegate.ini', home = homedir()): ConfigLayer[] {
+  return [fileLayer(join(home, '.config', 'joulegate.ini')), fileLayer(localPath)].filter(
+    (l): l is ConfigLayer => l !== undefined,
+  );
+}
+
+/**
+ * Merges layers (later wins) and validates every value where it came from: a bad value is one
+ * error naming the file (or env/CLI), the section and the key.
+ */
+export function resolveConfig(layers: readonly ConfigLayer[]): Config {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const layer of [defaultLayer(), ...layers]) {
+    for (const [section, keys] of Object.entries(layer.data)) {
+      if (!SECTIONS.includes(section as Section))
+        throw new JoulegateError(`${layer.origin}: unknown section [${section}]`);
+      for (const [key, raw] of Object.entries(keys)) {
+        const spec = keySchema(section, key);
+        if (!spec) throw new JoulegateError(`${layer.origin}: [${section}] unknown key ${key}`);
+        const parsed = spec.schema.safeParse(raw);
+        if (!parsed.success) {
+          const why = parsed.error.issues[0]?.message ?? 'invalid';
+          throw new JoulegateError(`${layer.origin}: [${section}] ${key} = "${raw}": ${why}`);
+        }
+        sectionIn(out, section)[key] = parsed.data;
+      }
+    }
+  }
+  if (out.output!.run_id === 'SLURM') {
+    const job = process.env.SLURM_JOB_ID;
+    if (!job) throw new JoulegateError('[output] run_id = SLURM but SLURM_JOB_ID is not set');
+    out.output!.run_id = job;
+  }
+  return out as Config;
+}
+
+/** The configuration as INI text (what `showconf` prints; a valid .joulegate.ini). */
+export function configToIni(config: Config): string {
+  const data: IniData = {};
+  for (const s of SECTIONS) {
+    data[s] = Object.fromEntries(Object.entries(config[s]).map(([k, v]) => [k, String(v)]));
+  }
+  return formatIni(data);
+}
+
+/** `section.key` → value, for report metadata (perun's flattened config on the MULTI_RUN). */
+export function flattenConfig(config: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of SECTIONS) for (const [k, v] of Object.entries(config[s])) out[`${s}.${k}`] = String(v);
+  return out;
+}
+
+/** Regexes of a space-separated list setting. */
+export function regexesOf(list: string): RegExp[] {
+  return list
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((r) => new RegExp(r));
+}
+
+export { parseIni };

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+const regexList = z.string().refine(
+  (s) =>
+    s
+      .split(/\s+/)
+      .filter(Boolean)
+      .every((r) => {
+        try {
+          new RegExp(r);
+          return true;
+        } catch {
+          return false;
+        }
+      }),
+  'not a space-separated list of valid regular expressions',
+);
+const number = (min: number, max = Number.POSITIVE_INFINITY) => z.coerce.number().finite().min(min).max(max);
+const int = (min: number) => z.coerce.number().int().min(min);
+export const FORMATS = ['text', 'json', 'csv', 'bench', 'hdf5', 'html'] as const;
+const formatList = z.string().refine(
+  (s) =>
+    s.split(/[\s,]+/).filter(Boolean).length > 0 &&
+    s
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .every((f) => (FORMATS as readonly string[]).includes(f)),
+  `expected one or more of ${FORMATS.join(', ')}`,
+);
+const metricList = z.string().regex(/^[a-z_]+(\s*,\s*[a-z_]+)*$/, 'expected comma-separated metric names');
+const magnitude = z.enum(['', 'p', 'n', 'u', 'µ', 'm', 'k', 'M', 'G', 'T']);
+
+/**
+ * perun's configuration sections and keys (plus the estimate keys joulegate adds), each with its
+ * validator and default. One table drives parsing, validation, env names and `showconf`.
+ */
+export const CONFIG_SCHEMA = {
+  'post-processing': {
+    power_overhead: { schema: number(0), default: '0' },
+    pue: { schema: number(1), default: '1.0' },
+    emissions_factor: { schema: number(0), default: '230.0' },
+    price_factor: { schema: number(0), default: '0.2678' },
+    price_unit: { schema: z.string().min(1), default: '€' },
+  },
+  monitor: {
+    sampling_period: { schema: number(0.01), default: '1' },
+    include_backends: { schema: regexList, default: '' },
+    include_sensors: { schema: regexList, default: '' },
+    exclude_backends: { schema: regexList, default: '' },
+    exclude_sensors: { schema: regexList, default: '' },
+    estimate_tdp: { schema: number(0), default: '0' },
+    estimate_threads: { schema: int(0), default: '0' },
+  },
+  output: {
+    app_name: { schema: z.string(), default: '' },
+    run_id: { schema: z.string().regex(/^[\w.:-]*$/, 'only letters, digits, _ . : - allowed'), default: '' },
+    format: { schema: formatList, default: 'text' },
+    data_out: { schema: z.string().min(1), default: './joulegate_results' },
+  },
+  benchmarking: {
+    rounds: { schema: int(1), default: '1' },
+    warmup_rounds: { schema: int(0), default: '0' },
+    metrics: { schema: metricList, default: 'runtime,energy' },
+    region_metrics: { schema: metricList, default: 'runtime,energy' },
+  },
+  'benchmarking.units': {
+    joule: { schema: magnitude, default: 'k' },
+    second: { schema: magnitude, default: '' },
+    percent: { schema: magnitude, default: '' },
+    watt: { schema: magnitude, default: '' },
+    byte: { schema: magnitude, default: 'G' },
+  },
+  debug: {
+    log_lvl: { schema: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL']), default: 'WARNING' },
+    log_file: { schema: z.string(), default: '' },
+  },
+} as const;
+
+type Schema = typeof CONFIG_SCHEMA;
+export type Section = keyof Schema;
+type Out<E> = E extends { schema: infer Z extends z.ZodType } ? z.output<Z> : never;
+export type Config = { [S in Section]: { [K in keyof Schema[S]]: Out<Schema[S][K]> } };

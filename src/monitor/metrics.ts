@@ -1,0 +1,297 @@
+import {
+  amountWithin,
+  counterIncrease,
+  counterSegments,
+  covered,
+  meanStd,
+  type Segment,
+  stepSegments,
+  timeWeightedMean,
+  total,
+  trapezoidSegments,
+} from './energy.js';
+import { pairRegionEvents, type RegionCall, type RegionEvent } from './regions-pairing.js';
+import type { SampleSet } from './sampler.js';
+import { DEVICE_GROUPS, type DeviceGroup, type EnergyMethod, type SeriesSpec } from './signals.js';
+
+/** perun's [post-processing] settings. */
+export interface PostProcessing {
+  powerOverhead: number;
+  pue: number;
+  emissionsFactor: number;
+  priceFactor: number;
+}
+
+export interface GroupMetrics {
+  /** Joules; NaN when the group has no energy or power source. */
+  energy: number;
+  /** Time-weighted mean watts. */
+  power: number;
+  method?: EnergyMethod;
+  /** Fraction of the run the energy covers (power gaps leave holes; counters do not). */
+  coverage?: number;
+  /** Mean utilisation, percent. */
+  util?: number;
+  /** Mean bytes in use (summed over devices). */
+  memory?: number;
+  readBytes?: number;
+  writeBytes?: number;
+}
+
+export interface HostMetrics {
+  runtime: number;
+  /** Measured joules of the host (+ power_overhead·runtime); NaN when nothing was measured. */
+  energy: number;
+  power: number;
+  /** Joules from estimates only (never added to `energy`); NaN when none. */
+  estimatedEnergy: number;
+  estimatedPower: number;
+  /** `energy` × PUE: the run total perun calls ENERGY of the RUN. */
+  facilityEnergy: number;
+  co2: number;
+  money: number;
+  groups: Partial<Record<DeviceGroup, GroupMetrics>>;
+}
+
+export interface RegionCallMetrics extends RegionCall {
+  runtime: number;
+  energy: number;
+  power: number;
+  estimatedEnergy: number;
+  groupEnergy: Partial<Record<DeviceGroup, number>>;
+}
+
+export interface RoundMetrics {
+  host: HostMetrics;
+  regions: RegionCallMetrics[];
+  /** Counter anomalies and region pairing problems. */
+  problems: string[];
+}
+
+/** How to turn CPU utilisation into watts when no energy source exists (see estimate.ts). */
+export interface Estimator {
+  /** Watts at 100 % utilisation of the CPUs this host sees. */
+  fullLoadWatts: number;
+  source: string;
+}
+
+interface GroupSegments {
+  group: DeviceGroup;
+  method: EnergyMethod;
+  perSeries: Segment[][];
+}
+
+const J_PER_KWH = 3.6e6;
+
+function energySegmentsOf(
+  specs: readonly SeriesSpec[],
+  data: SampleSet,
+  problems: string[],
+): GroupSegments[] {
+  const out: GroupSegments[] = [];
+  for (const group of DEVICE_GROUPS) {
+    const idx = specs.map((s, i) => (s.group === group ? i : -1)).filter((i) => i >= 0);
+    const counters = idx.filter((i) => specs[i]!.kind === 'energy');
+    const powers = idx.filter((i) => specs[i]!.kind === 'power');
+    if (counters.length > 0) {
+      const perSeries = counters.map((i) => {
+        const r = counterSegments(data.times, data.values[i]!);
+        problems.push(...r.anomalies.map((a) => `${specs[i]!.id}: ${a}`));
+        return r.segments;
+      });
+      out.push({ group, method: 'counter', perSeries });
+    } else if (powers.length > 0) {
+      out.push({
+        group,
+        method: 'power-integrated',
+        perSeries: powers.map((i) => trapezoidSegments(data.times, data.values[i]!)),
+      });
+    }
+  }
+  return out;
+}
+
+/** Estimated CPU power series from utilisation, used only when the CPU group has no source. */
+function estimatedCpuSegments(
+  specs: readonly SeriesSpec[],
+  data: SampleSet,
+  estimator: Estimator | undefined,
+): GroupSegments | undefined {
+  if (!estimator || specs.some((s) => s.group === 'cpu' && (s.kind === 'energy' || s.kind === 'power')))
+    return undefined;
+  const i = specs.findIndex((s) => s.group === 'cpu' && s.kind === 'util');
+  if (i < 0) return undefined;
+  const watts = data.values[i]!.map((u) => u * estimator.fullLoadWatts);
+  return { group: 'cpu', method: 'estimated', perSeries: [stepSegments(data.times, watts)] };
+}
+
+function levelMean(
+  specs: readonly SeriesSpec[],
+  data: SampleSet,
+  group: DeviceGroup,
+  kind: 'util' | 'memory',
+) {
+  // Utilisation is a rate over the interval before each reading; memory is a level.
+  const segmentsOf = kind === 'util' ? stepSegments : trapezoidSegments;
+  const means = specs.flatMap((s, i) =>
+    s.group === group && s.kind === kind ? [timeWeightedMean(segmentsOf(data.times, data.values[i]!))] : [],
+  );
+  if (means.length === 0) return undefined;
+  if (kind === 'memory') return means.reduce((a, b) => a + b, 0);
+  return (means.reduce((a, b) => a + b, 0) / means.length) * 100;
+}
+
+function byteTotal(
+  specs: readonly SeriesSpec[],
+  data: SampleSet,
+  group: DeviceGroup,
+  direction: 'read' | 'write',
+) {
+  const vals = specs
+    .map((s, i) => (s.group === group && s.kind === 'bytes' && s.direction === direction ? i : -1))
+    .filter((i) => i >= 0)
+    .map((i) => counterIncrease(data.times, data.values[i]!));
+  return vals.length === 0 ? undefined : vals.reduce((a, b) => a + b, 0);
+}
+
+/** Measured host energy: a node-level sensor when there is one, else the sum of the parts. */
+function hostParts(groups: readonly GroupSegments[]): GroupSegments[] {
+  const measured = groups.filter((g) => g.method !== 'estimated');
+  const board = measured.find((g) => g.group === 'board');
+  return board ? [board] : measured;
+}
+
+/** Energy of the groups inside [a, b]; NaN when a series covers none of it. */
+function sumWithin(groups: readonly GroupSegments[], a: number, b: number): number {
+  if (groups.length === 0) return Number.NaN;
+  let sum = 0;
+  for (const g of groups) {
+    for (const segs of g.perSeries) {
+      const part = amountWithin(segs, a, b);
+      sum += part.seconds > 0 || a === b ? part.amount : Number.NaN;
+    }
+  }
+  return sum;
+}
+
+/**
+ * All metrics of one round from its samples. `runtime` is the app's own runtime (spawn to exit
+ * on the shared clock); sample timestamps are relative to the same origin.
+ */
+export function roundMetrics(
+  specs: readonly SeriesSpec[],
+  data: SampleSet,
+  runtime: number,
+  events: readonly RegionEvent[],
+  post: PostProcessing,
+  estimator?: Estimator,
+): RoundMetrics {
+  const problems: string[] = [];
+  const energyGroups = energySegmentsOf(specs, data, problems);
+  const estimated = estimatedCpuSegments(specs, data, estimator);
+  const groups: Partial<Record<DeviceGroup, GroupMetrics>> = {};
+  for (const g of [...energyGroups, ...(estimated ? [estimated] : [])]) {
+    // A series with no covered interval has unknown energy: NaN, never 0.
+    const energy = g.perSeries.reduce((a, segs) => a + (segs.length > 0 ? total(segs) : Number.NaN), 0);
+    const power = g.perSeries.reduce(
+      (a, segs) => a + (covered(segs) > 0 ? timeWeightedMean(segs) : Number.NaN),
+      0,
+    );
+    const span = data.times.length > 1 ? data.times.at(-1)! - data.times[0]! : 0;
+    const coverage = span > 0 ? Math.min(...g.perSeries.map((s) => covered(s) / span)) : 0;
+    groups[g.group] = { energy, power, method: g.method, coverage };
+  }
+  for (const group of DEVICE_GROUPS) {
+    const util = levelMean(specs, data, group, 'util');
+    const memory = levelMean(specs, data, group, 'memory');
+    const readBytes = byteTotal(specs, data, group, 'read');
+    const writeBytes = byteTotal(specs, data, group, 'write');
+    if ([util, memory, readBytes, writeBytes].every((x) => x === undefined)) continue;
+    const g = groups[group] ?? { energy: Number.NaN, power: Number.NaN };
+    Object.assign(g, { util, memory, readBytes, writeBytes });
+    groups[group] = g;
+  }
+
+  const parts = hostParts(energyGroups);
+  const measured = parts.length === 0 ? Number.NaN : sumWithin(parts, -Infinity, Infinity);
+  const energy = measured + post.powerOverhead * runtime;
+  const estimatedEnergy =
+    estimated && estimated.perSeries[0]!.length > 0 ? total(estimated.perSeries[0]!) : Number.NaN;
+  const facilityEnergy = energy * post.pue;
+  const kwh = facilityEnergy / J_PER_KWH;
+  const host: HostMetrics = {
+    runtime,
+    energy,
+    power: energy / runtime,
+    estimatedEnergy,
+    estimatedPower: estimatedEnergy / runtime,
+    facilityEnergy,
+    co2: kwh * post.emissionsFactor,
+    money: kwh * post.priceFactor,
+    groups,
+  };
+
+  const paired = pairRegionEvents(events, runtime);
+  problems.push(...paired.problems);
+  const regions = paired.calls.map((call): RegionCallMetrics => {
+    const groupEnergy: Partial<Record<DeviceGroup, number>> = {};
+    for (const g of energyGroups) groupEnergy[g.group] = sumWithin([g], call.start, call.stop);
+    const callRuntime = call.stop - call.start;
+    const e = sumWithin(parts, call.start, call.stop) + post.powerOverhead * callRuntime;
+    return {
+      ...call,
+      runtime: callRuntime,
+      energy: e,
+      power: callRuntime > 0 ? e / callRuntime : Number.NaN,
+      estimatedEnergy: estimated ? sumWithin([estimated], call.start, call.stop) : Number.NaN,
+      groupEnergy,
+    };
+  });
+  return { host, regions, problems };
+}
+
+export interface Stat {
+  mean: number;
+  std: number;
+  min: number;
+  max: number;
+  sum: number;
+}
+
+/** Mean ± std (and min, max, sum) of one quantity across rounds or calls; gaps skipped. */
+export function stat(values: readonly number[]): Stat {
+  const finite = values.filter(Number.isFinite);
+  const { mean, std } = meanStd(finite);
+  return {
+    mean,
+    std,
+    min: finite.length ? Math.min(...finite) : Number.NaN,
+    max: finite.length ? Math.max(...finite) : Number.NaN,
+    sum: finite.length ? finite.reduce((a, b) => a + b, 0) : Number.NaN,
+  };
+}
+
+export interface RegionSummary {
+  name: string;
+  callsPerRound: number;
+  runtime: Stat;
+  energy: Stat;
+  power: Stat;
+  estimatedEnergy: Stat;
+}
+
+/** Per region name: statistics over every call in every round. */
+export function summarizeRegions(rounds: readonly RoundMetrics[]): RegionSummary[] {
+  const names = [...new Set(rounds.flatMap((r) => r.regions.map((c) => c.name)))];
+  return names.map((name) => {
+    const calls = rounds.flatMap((r) => r.regions.filter((c) => c.name === name));
+    return {
+      name,
+      callsPerRound: calls.length / Math.max(1, rounds.length),
+      runtime: stat(calls.map((c) => c.runtime)),
+      energy: stat(calls.map((c) => c.energy)),
+      power: stat(calls.map((c) => c.power)),
+      estimatedEnergy: stat(calls.map((c) => c.estimatedEnergy)),
+    };
+  });
+}

@@ -1,0 +1,232 @@
+import { constants, hostname } from 'node:os';
+import { flattenConfig, regexesOf } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { PlatformIO } from '../platform/platform-io.js';
+import type { Report, RoundReport, SourceInfo } from '../report/model.js';
+import { clockMs } from './clock.js';
+import { cpuEstimator } from './estimate.js';
+import { collectMetadata } from './metadata.js';
+import { type Estimator, type RoundMetrics, roundMetrics, stat, summarizeRegions } from './metrics.js';
+import { ProgressLine } from './progress.js';
+import { runApp } from './run-app.js';
+import { Sampler, type SampleSet, SamplingLoop } from './sampler.js';
+import { type SeriesSpec, selectSeries } from './signals.js';
+
+export interface MonitorOptions {
+  command: string[];
+  config: Config;
+  pio: PlatformIO;
+  /** Where the live status line goes (a TTY), or undefined for none. */
+  progress?: NodeJS.WriteStream;
+}
+
+export interface MonitorResult {
+  report: Report;
+  /** The app's exit status to pass on (128 + signal for a killed app). */
+  status: number;
+}
+
+const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+const HOST_CPU_SERIES: SeriesSpec = {
+  id: 'HOST_CPU_UTILIZATION',
+  signal: 'os.cpus()',
+  domain: 'board',
+  index: 0,
+  group: 'cpu',
+  kind: 'util',
+  backend: 'monitor',
+};
+
+function describeSources(series: readonly SeriesSpec[], estimator: Estimator | undefined): SourceInfo[] {
+  const out: SourceInfo[] = [];
+  for (const group of new Set(series.map((s) => s.group))) {
+    const of = series.filter((s) => s.group === group);
+    const energy = of.filter((s) => s.kind === 'energy');
+    const power = of.filter((s) => s.kind === 'power');
+    const util = of.find((s) => s.kind === 'util');
+    if (energy.length > 0) {
+      out.push({
+        group,
+        method: 'counter',
+        series: energy.map((s) => s.id),
+        detail: `energy counters via ${energy[0]!.backend}`,
+      });
+    } else if (power.length > 0) {
+      out.push({
+        group,
+        method: 'power-integrated',
+        series: power.map((s) => s.id),
+        detail: `power readings via ${power[0]!.backend}, trapezoid over sample times`,
+      });
+    } else if (group === 'cpu' && util && estimator) {
+      out.push({
+        group,
+        method: 'estimated',
+        series: [util.id],
+        detail: `utilisation × ${estimator.fullLoadWatts.toFixed(1)} W (${estimator.source})`,
+        wattsPerUnit: estimator.fullLoadWatts,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * `joulegate monitor`: runs the app for the warm-up and measured rounds while sampling, and
+ * builds the report. Stops after the first failed or interrupted round; that report is partial
+ * and marked failed.
+ */
+export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
+  const { config, pio } = opts;
+  const selection = selectSeries(pio, {
+    includeSensors: regexesOf(config.monitor.include_sensors),
+    excludeSensors: regexesOf(config.monitor.exclude_sensors),
+    includeBackends: regexesOf(config.monitor.include_backends),
+    excludeBackends: regexesOf(config.monitor.exclude_backends),
+  });
+  const series = [...selection.series];
+  let hostCpu = -1;
+  if (!series.some((s) => s.group === 'cpu' && s.kind === 'util')) {
+    hostCpu = series.length;
+    series.push(HOST_CPU_SERIES);
+  }
+  const sampler = new Sampler(pio, series, hostCpu);
+  const estimator = cpuEstimator({
+    tdp: config.monitor.estimate_tdp,
+    threads: config.monitor.estimate_threads,
+  });
+  const post = {
+    powerOverhead: config['post-processing'].power_overhead,
+    pue: config['post-processing'].pue,
+    emissionsFactor: config['post-processing'].emissions_factor,
+    priceFactor: config['post-processing'].price_factor,
+  };
+  const periodMs = config.monitor.sampling_period * 1000;
+  const rounds: RoundReport[] = [];
+  let interrupted: NodeJS.Signals | undefined;
+  let status = 0;
+  let failure = '';
+  const total = config.benchmarking.warmup_rounds + config.benchmarking.rounds;
+  // Between rounds there is no app to forward a signal to: note it, finish, write the report.
+  const noteInterrupt = (sig: NodeJS.Signals) => {
+    interrupted = sig;
+  };
+  for (const sig of INTERRUPTS) process.on(sig, noteInterrupt);
+  try {
+    for (let r = 0; r < total && interrupted === undefined; r++) {
+      const warmup = r < config.benchmarking.warmup_rounds;
+      const data: SampleSet = { originMs: clockMs(), times: [], values: series.map(() => []) };
+      const progress = opts.progress
+        ? new ProgressLine(series, opts.progress, estimator?.fullLoadWatts)
+        : undefined;
+      const loop = new SamplingLoop(
+        sampler,
+        data,
+        periodMs,
+        progress ? () => progress.update(data) : undefined,
+      );
+      await loop.start();
+      let app: Awaited<ReturnType<typeof runApp>>;
+      try {
+        app = await runApp(
+          opts.command,
+          data.originMs,
+          () => {},
+          (sig) => {
+            interrupted = sig;
+          },
+        );
+      } finally {
+        await loop.stop();
+        progress?.clear();
+      }
+      status = app.exit.status;
+      // Times relative to the app start: the first sample sits just before 0.
+      const shift = (app.startMs - data.originMs) / 1000;
+      data.times = data.times.map((t) => t - shift);
+      data.originMs = app.startMs;
+      const events = app.events.map((e) => ({ ...e, t: e.t - shift }));
+      const runtime = (app.stopMs - app.startMs) / 1000;
+      const failedRound = interrupted !== undefined || status !== 0;
+      if (failedRound) {
+        failure = interrupted
+          ? `interrupted by ${interrupted}`
+          : app.exit.signal
+            ? `app killed by ${app.exit.signal}`
+            : `app exited with status ${status}`;
+      }
+      if (warmup && !failedRound) continue;
+      const metrics: RoundMetrics = roundMetrics(series, data, runtime, events, post, estimator);
+      metrics.problems.push(...app.problems);
+      rounds.push({
+        id: warmup ? `warmup_${r}` : String(r - config.benchmarking.warmup_rounds),
+        exit: app.exit,
+        overruns: loop.overruns,
+        times: data.times,
+        values: data.values,
+        events,
+        metrics,
+      });
+      if (failedRound) break;
+    }
+  } finally {
+    for (const sig of INTERRUPTS) process.off(sig, noteInterrupt);
+  }
+  if (interrupted !== undefined && failure === '') {
+    failure = `interrupted by ${interrupted}`;
+    status = 128 + (constants.signals[interrupted] ?? 0);
+  }
+  const unavailable = [
+    ...pio.diagnostics(),
+    ...[...sampler.errors].map(([signal, reason]) => ({
+      backend: 'monitor',
+      signal,
+      reason: `read failed: ${reason}`,
+    })),
+    ...selection.notes.map((reason) => ({ backend: 'monitor', reason })),
+  ];
+  if (!series.some((s) => s.kind === 'energy' || s.kind === 'power')) {
+    unavailable.push({
+      backend: 'monitor',
+      reason: estimator
+        ? 'no energy or power source on this host: CPU power is estimated from utilisation and shown separately'
+        : 'no energy or power source on this host and no TDP known for this CPU (set [monitor] estimate_tdp)',
+    });
+  }
+  const m = rounds.map((r) => r.metrics.host);
+  const report: Report = {
+    kind: 'joulegate-report',
+    version: 1,
+    app: config.output.app_name || appNameOf(opts.command),
+    runId: config.output.run_id || new Date().toISOString().replace(/[:]/g, '-').replace(/\..*$/, ''),
+    failed: failure !== '',
+    failure,
+    created: new Date().toISOString(),
+    host: hostname(),
+    metadata: collectMetadata(pio),
+    config: flattenConfig(config),
+    samplingPeriod: config.monitor.sampling_period,
+    priceUnit: config['post-processing'].price_unit,
+    series,
+    sources: describeSources(series, estimator),
+    unavailable,
+    warmupRounds: config.benchmarking.warmup_rounds,
+    rounds,
+    summary: {
+      runtime: stat(m.map((h) => h.runtime)),
+      energy: stat(m.map((h) => h.facilityEnergy)),
+      power: stat(m.map((h) => h.power)),
+      estimated_energy: stat(m.map((h) => h.estimatedEnergy)),
+      co2: stat(m.map((h) => h.co2)),
+      money: stat(m.map((h) => h.money)),
+    },
+    regions: summarizeRegions(rounds.map((r) => r.metrics)),
+  };
+  return { report, status };
+}
+
+function appNameOf(command: readonly string[]): string {
+  const base = command[0]!.split('/').pop()!;
+  return base.replace(/\.[^.]+$/, '') || 'app';
+}

@@ -1,0 +1,166 @@
+import { DomainType, domainName } from '../platform/domains.js';
+import type { PlatformIO } from '../platform/platform-io.js';
+import { sensorId } from '../platform/sensors.js';
+import { Units } from '../platform/signal-info.js';
+
+/** Device groups of the report (perun's, plus `board` for node-level sensors). */
+export const DEVICE_GROUPS = ['cpu', 'gpu', 'ram', 'disk', 'net', 'board'] as const;
+export type DeviceGroup = (typeof DEVICE_GROUPS)[number];
+
+/**
+ * What a series measures, which decides its maths: `energy` is a cumulative joule counter,
+ * `power` an instantaneous watt value, `util` a fraction 0..1, `memory` bytes in use, `bytes` a
+ * cumulative byte counter.
+ */
+export type SeriesKind = 'energy' | 'power' | 'util' | 'memory' | 'bytes';
+
+/** How a group's energy was obtained, shown in every output. */
+export type EnergyMethod = 'counter' | 'power-integrated' | 'estimated';
+
+export interface SeriesSpec {
+  /** Unique id: the sensor id (`CPU_ENERGY-package-0`) or a derived name. */
+  id: string;
+  signal: string;
+  domain: string;
+  index: number;
+  group: DeviceGroup;
+  kind: SeriesKind;
+  /** Backend (IOGroup) that served it, or the monitor itself for derived series. */
+  backend: string;
+  /** For byte counters: which direction (disk/net read or write). */
+  direction?: 'read' | 'write';
+}
+
+interface SignalRule {
+  /** Candidate high-level names; the first one PlatformIO offers is used. */
+  names: string[];
+  group: DeviceGroup;
+  kind: SeriesKind;
+  /** Units the signal must declare (skips a same-named signal of another meaning). */
+  units?: Units;
+  /** Read at each native index (per device) or once for the whole board. */
+  perDevice: boolean;
+  direction?: 'read' | 'write';
+}
+
+// The table of what the monitor samples. Power rules are used only for groups without an
+// energy counter (see selectSeries): a counter is exact, integrated power is not.
+const RULES: readonly SignalRule[] = [
+  { names: ['CPU_ENERGY'], group: 'cpu', kind: 'energy', units: Units.Joules, perDevice: true },
+  { names: ['DRAM_ENERGY'], group: 'ram', kind: 'energy', units: Units.Joules, perDevice: true },
+  { names: ['GPU_ENERGY'], group: 'gpu', kind: 'energy', units: Units.Joules, perDevice: true },
+  { names: ['BOARD_ENERGY'], group: 'board', kind: 'energy', units: Units.Joules, perDevice: true },
+  { names: ['CPU_POWER'], group: 'cpu', kind: 'power', units: Units.Watts, perDevice: true },
+  { names: ['DRAM_POWER'], group: 'ram', kind: 'power', units: Units.Watts, perDevice: true },
+  { names: ['GPU_POWER'], group: 'gpu', kind: 'power', units: Units.Watts, perDevice: true },
+  { names: ['BOARD_POWER'], group: 'board', kind: 'power', units: Units.Watts, perDevice: true },
+  { names: ['CPU_UTILIZATION'], group: 'cpu', kind: 'util', perDevice: false },
+  { names: ['GPU_UTILIZATION'], group: 'gpu', kind: 'util', perDevice: true },
+  { names: ['GPU_MEMORY_USED'], group: 'gpu', kind: 'memory', perDevice: true },
+  { names: ['MEMORY_USED', 'RAM_USED', 'MEM_USED'], group: 'ram', kind: 'memory', perDevice: false },
+  { names: ['DISK_READ_BYTES'], group: 'disk', kind: 'bytes', perDevice: false, direction: 'read' },
+  { names: ['DISK_WRITE_BYTES'], group: 'disk', kind: 'bytes', perDevice: false, direction: 'write' },
+  {
+    names: ['NET_READ_BYTES', 'NET_RX_BYTES'],
+    group: 'net',
+    kind: 'bytes',
+    perDevice: false,
+    direction: 'read',
+  },
+  {
+    names: ['NET_WRITE_BYTES', 'NET_TX_BYTES'],
+    group: 'net',
+    kind: 'bytes',
+    perDevice: false,
+    direction: 'write',
+  },
+];
+
+export interface SelectionFilters {
+  includeSensors: RegExp[];
+  excludeSensors: RegExp[];
+  includeBackends: RegExp[];
+  excludeBackends: RegExp[];
+}
+
+export const NO_FILTERS: SelectionFilters = {
+  includeSensors: [],
+  excludeSensors: [],
+  includeBackends: [],
+  excludeBackends: [],
+};
+
+/** perun's rule: prefix match (`re.match`); exclude wins over include. */
+function passes(value: string, include: RegExp[], exclude: RegExp[]): boolean {
+  const matches = (re: RegExp) => re.exec(value)?.index === 0;
+  if (exclude.length > 0) return !exclude.some(matches);
+  return include.length === 0 || include.some(matches);
+}
+
+/**
+ * First candidate PlatformIO offers: as a high-level alias (`CPU_ENERGY`) or else as any
+ * backend's low-level name with that suffix (`PROCFS::MEMORY_USED`).
+ */
+function resolveName(candidates: readonly string[], all: readonly string[]): string | undefined {
+  for (const c of candidates) {
+    const found = all.find((n) => n === c) ?? all.find((n) => n.endsWith(`::${c}`));
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export interface Selection {
+  series: SeriesSpec[];
+  /** Why something expected was not selected (filtered out, wrong units). */
+  notes: string[];
+}
+
+/** Picks the series to sample from whatever PlatformIO offers, by name, units and domain. */
+export function selectSeries(pio: PlatformIO, filters: SelectionFilters = NO_FILTERS): Selection {
+  const series: SeriesSpec[] = [];
+  const notes: string[] = [];
+  const energyGroups = new Set<DeviceGroup>();
+  const all = pio.signalNames();
+  for (const rule of RULES) {
+    if (rule.kind === 'power' && energyGroups.has(rule.group)) continue;
+    const name = resolveName(rule.names, all);
+    if (!name) continue;
+    const info = pio.signalInfo(name);
+    if (rule.units !== undefined && info.units !== rule.units) {
+      notes.push(`${name}: skipped, units are not ${rule.kind === 'energy' ? 'joules' : 'watts'}`);
+      continue;
+    }
+    if (!passes(info.backend, filters.includeBackends, filters.excludeBackends)) {
+      notes.push(`${name}: backend ${info.backend} filtered out by configuration`);
+      continue;
+    }
+    const domain = rule.perDevice ? info.domain : DomainType.Board;
+    const count = domain === DomainType.Board ? 1 : pio.topology.numDomain(domain);
+    let added = 0;
+    for (let index = 0; index < count; index++) {
+      const id = sensorId(name, domain, index);
+      if (!passes(id, filters.includeSensors, filters.excludeSensors)) {
+        notes.push(`${id}: filtered out by configuration`);
+        continue;
+      }
+      series.push({
+        id,
+        signal: name,
+        domain: domainName(domain),
+        index,
+        group: rule.group,
+        kind: rule.kind,
+        backend: info.backend,
+        direction: rule.direction,
+      });
+      added++;
+    }
+    if (added > 0 && rule.kind === 'energy') energyGroups.add(rule.group);
+  }
+  return { series, notes };
+}
+
+/** Unit symbol of a series' raw values. */
+export function seriesUnit(kind: SeriesKind): string {
+  return { energy: 'J', power: 'W', util: '', memory: 'B', bytes: 'B' }[kind];
+}

@@ -1,0 +1,64 @@
+import type { Stat } from '../monitor/metrics.js';
+import type { Report } from './model.js';
+import { autoPrefix, prefixFactor } from './units.js';
+
+export interface BenchEntry {
+  name: string;
+  unit: string;
+  value: number;
+  range?: string;
+}
+
+// metric name → base unit and the [benchmarking.units] key that scales it.
+const METRIC_UNITS: Record<string, { unit: string; key: string }> = {
+  runtime: { unit: 's', key: 'second' },
+  energy: { unit: 'J', key: 'joule' },
+  estimated_energy: { unit: 'J', key: 'joule' },
+  power: { unit: 'W', key: 'watt' },
+  co2: { unit: 'g', key: '' },
+  money: { unit: '', key: '' },
+};
+
+function entry(
+  report: Report,
+  name: string,
+  metric: string,
+  s: Stat | undefined,
+  withRange: boolean,
+): BenchEntry[] {
+  const spec = METRIC_UNITS[metric];
+  if (!spec || !s || !Number.isFinite(s.mean)) return [];
+  const configured = spec.key ? report.config[`benchmarking.units.${spec.key}`] : undefined;
+  const prefix = configured !== undefined && configured !== '' ? configured : autoPrefix(s.mean);
+  const f = prefixFactor(prefix);
+  const unit = metric === 'money' ? report.priceUnit : `${prefix}${spec.unit}`;
+  const e: BenchEntry = { name: `${name} - ${metric.toUpperCase()}`, unit, value: s.mean / f };
+  if (withRange) e.range = String(s.std / f);
+  return [e];
+}
+
+const listOf = (s: string | undefined) => (s ?? '').split(/\s*,\s*/).filter(Boolean);
+
+/** github-action-benchmark's customSmallerIsBetter list: run metrics, then region metrics. */
+export function renderBench(report: Report): string {
+  const base = `${report.app}_${report.runId}`;
+  const many = report.rounds.length > 1;
+  const out: BenchEntry[] = [];
+  for (const m of listOf(report.config['benchmarking.metrics']))
+    out.push(...entry(report, base, m, report.summary[m], many));
+  for (const r of report.regions) {
+    for (const m of listOf(report.config['benchmarking.region_metrics'])) {
+      const s = m === 'runtime' ? r.runtime : m === 'energy' ? r.energy : m === 'power' ? r.power : undefined;
+      out.push(
+        ...entry(
+          report,
+          `${r.name}_${report.runId}`,
+          m,
+          s,
+          r.runtime.sum > 0 && r.callsPerRound * report.rounds.length > 1,
+        ),
+      );
+    }
+  }
+  return `${JSON.stringify(out, null, 2)}\n`;
+}

@@ -1,0 +1,159 @@
+import type { GroupMetrics, HostMetrics } from '../monitor/metrics.js';
+import type { DeviceGroup } from '../monitor/signals.js';
+import type { Report } from './model.js';
+import { meanStdUnit, withUnit } from './units.js';
+
+/** A markdown table with right-aligned columns (pandas to_markdown(stralign="right") look). */
+export function markdownTable(header: readonly string[], rows: readonly string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padStart(widths[i]!)).join(' | ')} |`;
+  const rule = `|${widths.map((w) => `${'-'.repeat(w + 1)}:`).join('|')}|`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+type Row = { round: string; host: string; metrics: HostMetrics; all: boolean };
+
+const g = (m: HostMetrics, group: DeviceGroup): GroupMetrics | undefined => m.groups[group];
+const measuredPower = (x: GroupMetrics | undefined) => (x && x.method !== 'estimated' ? x.power : Number.NaN);
+
+interface Column {
+  name: string;
+  /** The number shown (NaN = n/a); a column only appears when some row has one. */
+  pick: (r: Row) => number;
+  unit: string;
+}
+const groupColumn = (
+  name: string,
+  group: DeviceGroup,
+  field: 'power' | 'util' | 'memory',
+  unit: string,
+): Column => ({
+  name,
+  unit,
+  pick: (r) => {
+    const gm = g(r.metrics, group);
+    return field === 'power' ? measuredPower(gm) : (gm?.[field] ?? Number.NaN);
+  },
+});
+
+// perun's column set, in its order, plus GPU_UTIL and the estimate; one generic reader.
+const COLUMNS: readonly Column[] = [
+  { name: 'RUNTIME', unit: 's', pick: (r) => r.metrics.runtime },
+  { name: 'ENERGY', unit: 'J', pick: (r) => (r.all ? r.metrics.facilityEnergy : r.metrics.energy) },
+  { name: 'POWER', unit: 'W', pick: (r) => r.metrics.power },
+  groupColumn('CPU_POWER', 'cpu', 'power', 'W'),
+  groupColumn('CPU_UTIL', 'cpu', 'util', '%'),
+  groupColumn('GPU_POWER', 'gpu', 'power', 'W'),
+  groupColumn('GPU_UTIL', 'gpu', 'util', '%'),
+  groupColumn('GPU_MEM', 'gpu', 'memory', 'B'),
+  groupColumn('DRAM_POWER', 'ram', 'power', 'W'),
+  groupColumn('DRAM_MEM', 'ram', 'memory', 'B'),
+  { name: 'EST_CPU_POWER (estimated)', unit: 'W', pick: (r) => r.metrics.estimatedPower },
+];
+
+function roundsTable(report: Report): string {
+  const rows: Row[] = report.rounds.flatMap((r) => [
+    { round: r.id, host: 'All', metrics: r.metrics.host, all: true },
+    { round: r.id, host: report.host, metrics: r.metrics.host, all: false },
+  ]);
+  const cols = COLUMNS.filter((c) => rows.some((r) => Number.isFinite(c.pick(r))));
+  return markdownTable(
+    ['Round #', 'Host', ...cols.map((c) => c.name)],
+    rows.map((r) => [r.round, r.host, ...cols.map((c) => withUnit(c.pick(r), c.unit))]),
+  );
+}
+
+function regionsTable(report: Report): string {
+  const estimatedOnly = report.regions.every((r) => !Number.isFinite(r.energy.mean));
+  return markdownTable(
+    [
+      'Region',
+      'Avg Calls / Round',
+      'Avg Runtime',
+      estimatedOnly ? 'Avg Energy (estimated)' : 'Avg Energy',
+      estimatedOnly ? 'Avg Power (estimated)' : 'Avg Power',
+    ],
+    report.regions.map((r) => {
+      const energy = estimatedOnly ? r.estimatedEnergy : r.energy;
+      const power = estimatedOnly
+        ? { mean: r.estimatedEnergy.mean / r.runtime.mean, std: Number.NaN }
+        : r.power;
+      return [
+        r.name,
+        r.callsPerRound.toFixed(2),
+        meanStdUnit(r.runtime.mean, r.runtime.std, 's'),
+        meanStdUnit(energy.mean, energy.std, 'J'),
+        Number.isFinite(power.std) ? meanStdUnit(power.mean, power.std, 'W') : withUnit(power.mean, 'W', 2),
+      ];
+    }),
+  );
+}
+
+/** Three significant digits: run totals span µWh to MWh. */
+const sig = (v: number) => (v === 0 ? '0' : v.toPrecision(3));
+
+function summarySentence(report: Report): string {
+  const n = report.rounds.length;
+  const kwh = report.summary.energy!.sum / 3.6e6;
+  const head = `The application has been run ${n} time${n === 1 ? '' : 's'}.`;
+  if (Number.isFinite(kwh)) {
+    const co2 = report.summary.co2!.sum / 1000;
+    const money = report.summary.money!.sum;
+    return `${head} In total, it has used ${sig(kwh)} kWh, released a total of ${sig(co2)} kgCO2e into the atmosphere, and you paid ${sig(money)} ${report.priceUnit} in electricity for it.`;
+  }
+  const est = report.summary.estimated_energy!.sum / 3.6e6;
+  if (Number.isFinite(est)) {
+    const f = Number(report.config['post-processing.emissions_factor']);
+    const p = Number(report.config['post-processing.price_factor']);
+    return `${head} No energy was measured on this host. ESTIMATED from CPU utilisation and TDP: ${sig(est)} kWh, ${sig((est * f) / 1000)} kgCO2e, ${sig(est * p)} ${report.priceUnit} (an estimate, not a measurement).`;
+  }
+  return head;
+}
+
+/** Mean ± std across rounds of the run totals (perun's MULTI_RUN statistics). */
+function acrossRounds(report: Report): string {
+  const s = report.summary;
+  const parts = [`runtime ${meanStdUnit(s.runtime!.mean, s.runtime!.std, 's')}`];
+  if (Number.isFinite(s.energy!.mean)) {
+    parts.push(
+      `energy ${meanStdUnit(s.energy!.mean, s.energy!.std, 'J')}`,
+      `power ${meanStdUnit(s.power!.mean, s.power!.std, 'W')}`,
+    );
+  }
+  if (Number.isFinite(s.estimated_energy!.mean)) {
+    parts.push(`estimated energy ${meanStdUnit(s.estimated_energy!.mean, s.estimated_energy!.std, 'J')}`);
+  }
+  return `Across ${report.rounds.length} rounds (mean ± std): ${parts.join(', ')}`;
+}
+
+/** perun's text report, plus what was measured how and what was not available. */
+export function renderText(report: Report): string {
+  const out = [
+    'JOULEGATE REPORT',
+    '',
+    `App name: ${report.app}`,
+    `Run ID: ${report.runId}`,
+    `Created: ${report.created}`,
+  ];
+  if (report.failed) out.push(`Status: FAILED (${report.failure}); this report is partial`);
+  out.push(
+    `Host: ${report.host} (${report.metadata.processor ?? '?'}, ${report.metadata.core_count ?? '?'} CPUs)`,
+    `Sampling period: ${report.samplingPeriod} s; rounds: ${report.rounds.length}${report.warmupRounds ? ` (+${report.warmupRounds} warm-up)` : ''}`,
+    '',
+    'Measured:',
+  );
+  if (report.sources.length === 0) out.push('  (no energy source)');
+  for (const s of report.sources) out.push(`  ${s.group}: ${s.method}, ${s.detail} [${s.series.join(', ')}]`);
+  if (report.unavailable.length > 0) {
+    out.push('Not available:');
+    for (const d of report.unavailable)
+      out.push(`  ${d.backend}${d.signal ? ` ${d.signal}` : ''}: ${d.reason}`);
+  }
+  const problems = report.rounds.flatMap((r) => r.metrics.problems.map((p) => `round ${r.id}: ${p}`));
+  if (problems.length > 0) out.push('Problems:', ...problems.map((p) => `  ${p}`));
+  out.push('', `RUN ID: ${report.runId}`, '', roundsTable(report), '');
+  if (report.rounds.length > 1) out.push(acrossRounds(report), '');
+  if (report.regions.length > 0) out.push('Monitored Regions', '', regionsTable(report), '');
+  out.push('Application Summary', '', summarySentence(report), '');
+  return out.join('\n');
+}

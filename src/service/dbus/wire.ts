@@ -1,0 +1,420 @@
+import parseSignature, { type SignatureNode } from '@homebridge/dbus-native/lib/signature.js';
+
+/**
+ * D-Bus wire format (little-endian out, either endianness in) for the types joulegate's
+ * interface uses. Values: numbers for y/b/n/q/i/u/d (b also boolean), number or bigint for x/t,
+ * strings for s/o/g, arrays for arrays and structs, [signature, value] for variants.
+ * Doubles carry NaN and ±Inf unchanged: a failed read is NaN on the wire, as in GEOPM.
+ */
+export type WireValue = number | bigint | string | boolean | WireValue[];
+
+export enum MessageType {
+  MethodCall = 1,
+  MethodReturn = 2,
+  Error = 3,
+  Signal = 4,
+}
+
+export const NO_REPLY_EXPECTED = 0x1;
+
+export interface Message {
+  type: MessageType;
+  flags: number;
+  serial: number;
+  path?: string;
+  interface?: string;
+  member?: string;
+  errorName?: string;
+  replySerial?: number;
+  destination?: string;
+  sender?: string;
+  signature?: string;
+  body: WireValue[];
+}
+
+/** Header field codes and their types (D-Bus specification, "Message Format"). */
+const HEADER_FIELDS: readonly [keyof Message, number, string][] = [
+  ['path', 1, 'o'],
+  ['interface', 2, 's'],
+  ['member', 3, 's'],
+  ['errorName', 4, 's'],
+  ['replySerial', 5, 'u'],
+  ['destination', 6, 's'],
+  ['sender', 7, 's'],
+  ['signature', 8, 'g'],
+];
+
+/** Largest message the D-Bus specification allows (128 MiB). */
+export const MAX_MESSAGE_SIZE = 128 * 1024 * 1024;
+
+const signatureCache = new Map<string, SignatureNode[]>();
+export function parseTypes(signature: string): SignatureNode[] {
+  let tree = signatureCache.get(signature);
+  if (!tree) {
+    tree = parseSignature(signature);
+    if (signatureCache.size < 256) signatureCache.set(signature, tree);
+  }
+  return tree;
+}
+
+function alignment(type: string): number {
+  switch (type) {
+    case 'y':
+    case 'g':
+    case 'v':
+      return 1;
+    case 'n':
+    case 'q':
+      return 2;
+    case 'x':
+    case 't':
+    case 'd':
+    case '(':
+    case '{':
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+class Writer {
+  private buf = Buffer.alloc(256);
+  length = 0;
+
+  private ensure(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = Buffer.alloc(size);
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+
+  align(n: number): void {
+    const pad = (n - (this.length % n)) % n;
+    this.ensure(pad);
+    this.buf.fill(0, this.length, this.length + pad);
+    this.length += pad;
+  }
+
+  bytes(data: Buffer): void {
+    this.ensure(data.length);
+    data.copy(this.buf, this.length);
+    this.length += data.length;
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf.writeUInt8(v, this.length);
+    this.length += 1;
+  }
+
+  u32At(offset: number, v: number): void {
+    this.buf.writeUInt32LE(v, offset);
+  }
+
+  fixed(type: string, v: WireValue): void {
+    this.align(alignment(type));
+    this.ensure(8);
+    const b = this.buf;
+    const o = this.length;
+    switch (type) {
+      case 'y':
+        b.writeUInt8(intIn(v, 0, 0xff, type), o);
+        this.length += 1;
+        return;
+      case 'b':
+        b.writeUInt32LE(v === true || v === 1 ? 1 : v === false || v === 0 ? 0 : badValue(type, v), o);
+        this.length += 4;
+        return;
+      case 'n':
+        b.writeInt16LE(intIn(v, -0x8000, 0x7fff, type), o);
+        this.length += 2;
+        return;
+      case 'q':
+        b.writeUInt16LE(intIn(v, 0, 0xffff, type), o);
+        this.length += 2;
+        return;
+      case 'i':
+        b.writeInt32LE(intIn(v, -0x80000000, 0x7fffffff, type), o);
+        this.length += 4;
+        return;
+      case 'u':
+        b.writeUInt32LE(intIn(v, 0, 0xffffffff, type), o);
+        this.length += 4;
+        return;
+      case 'x':
+        b.writeBigInt64LE(BigInt(typeof v === 'bigint' ? v : intIn(v, -(2 ** 53), 2 ** 53, type)), o);
+        this.length += 8;
+        return;
+      case 't':
+        b.writeBigUInt64LE(BigInt(typeof v === 'bigint' ? v : intIn(v, 0, 2 ** 53, type)), o);
+        this.length += 8;
+        return;
+      case 'd':
+        if (typeof v !== 'number') badValue(type, v);
+        b.writeDoubleLE(v as number, o);
+        this.length += 8;
+        return;
+      default:
+        throw new TypeError(`unsupported D-Bus type '${type}'`);
+    }
+  }
+
+  string(type: string, v: WireValue): void {
+    if (typeof v !== 'string') badValue(type, v);
+    const data = Buffer.from(v as string, 'utf8');
+    if (data.includes(0)) throw new TypeError('D-Bus strings cannot contain NUL');
+    if (type === 'g') {
+      if (data.length > 255) throw new TypeError('signature longer than 255 bytes');
+      this.u8(data.length);
+    } else {
+      this.align(4);
+      this.ensure(4);
+      this.buf.writeUInt32LE(data.length, this.length);
+      this.length += 4;
+    }
+    this.bytes(data);
+    this.u8(0);
+  }
+
+  value(node: SignatureNode, v: WireValue): void {
+    switch (node.type) {
+      case 's':
+      case 'o':
+      case 'g':
+        this.string(node.type, v);
+        return;
+      case 'a': {
+        if (!Array.isArray(v)) badValue('a', v);
+        this.align(4);
+        const lengthAt = this.length;
+        this.fixed('u', 0);
+        const child = node.child[0]!;
+        this.align(alignment(child.type));
+        const start = this.length;
+        for (const item of v as WireValue[]) this.value(child, item);
+        this.u32At(lengthAt, this.length - start);
+        return;
+      }
+      case '(':
+      case '{': {
+        if (!Array.isArray(v) || v.length !== node.child.length) badValue(node.type, v);
+        this.align(8);
+        node.child.forEach((c, i) => {
+          this.value(c, (v as WireValue[])[i]!);
+        });
+        return;
+      }
+      case 'v': {
+        if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== 'string') badValue('v', v);
+        const [sig, inner] = v as [string, WireValue];
+        const tree = parseTypes(sig);
+        if (tree.length !== 1) throw new TypeError(`variant signature must be one type: ${sig}`);
+        this.string('g', sig);
+        this.value(tree[0]!, inner);
+        return;
+      }
+      default:
+        this.fixed(node.type, v);
+    }
+  }
+
+  result(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+function badValue(type: string, v: unknown): never {
+  const shown = typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : String(v).slice(0, 40);
+  throw new TypeError(`value ${shown} does not fit D-Bus type '${type}'`);
+}
+
+function intIn(v: WireValue, lo: number, hi: number, type: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) badValue(type, v);
+  return v as number;
+}
+
+/** Marshals a body (without the message header) for `signature`. */
+export function encodeBody(signature: string, body: readonly WireValue[]): Buffer {
+  const tree = parseTypes(signature);
+  if (tree.length !== body.length) {
+    throw new TypeError(`signature '${signature}' has ${tree.length} values, body has ${body.length}`);
+  }
+  const w = new Writer();
+  tree.forEach((node, i) => {
+    w.value(node, body[i]!);
+  });
+  return w.result();
+}
+
+export function encodeMessage(msg: Message): Buffer {
+  const signature = msg.signature ?? '';
+  const body = signature === '' ? Buffer.alloc(0) : encodeBody(signature, msg.body);
+  const fields: WireValue[] = [];
+  for (const [key, code, type] of HEADER_FIELDS) {
+    const v = msg[key];
+    if (v === undefined || v === '') continue;
+    fields.push([code, [type, v as WireValue]]);
+  }
+  const w = new Writer();
+  w.u8(0x6c); // 'l': little endian
+  w.u8(msg.type);
+  w.u8(msg.flags);
+  w.u8(1); // protocol version
+  w.fixed('u', body.length);
+  w.fixed('u', msg.serial);
+  w.value(parseTypes('a(yv)')[0]!, fields);
+  w.align(8);
+  w.bytes(body);
+  const out = w.result();
+  if (out.length > MAX_MESSAGE_SIZE) throw new TypeError('D-Bus message larger than 128 MiB');
+  return out;
+}
+
+class Reader {
+  pos = 0;
+  constructor(
+    private readonly buf: Buffer,
+    private readonly le: boolean,
+    /** Offset of `buf` inside the message: alignment is relative to the message start. */
+    private readonly base: number,
+  ) {}
+
+  align(n: number): void {
+    const abs = this.base + this.pos;
+    this.pos += (n - (abs % n)) % n;
+    if (this.pos > this.buf.length) throw new RangeError('D-Bus message truncated');
+  }
+
+  private take(n: number): number {
+    const at = this.pos;
+    if (at + n > this.buf.length) throw new RangeError('D-Bus message truncated');
+    this.pos += n;
+    return at;
+  }
+
+  fixed(type: string): number | bigint | boolean {
+    this.align(alignment(type));
+    const b = this.buf;
+    const le = this.le;
+    switch (type) {
+      case 'y':
+        return b.readUInt8(this.take(1));
+      case 'b':
+        return (le ? b.readUInt32LE(this.take(4)) : b.readUInt32BE(this.take(4))) !== 0;
+      case 'n':
+        return le ? b.readInt16LE(this.take(2)) : b.readInt16BE(this.take(2));
+      case 'q':
+        return le ? b.readUInt16LE(this.take(2)) : b.readUInt16BE(this.take(2));
+      case 'i':
+        return le ? b.readInt32LE(this.take(4)) : b.readInt32BE(this.take(4));
+      case 'u':
+      case 'h':
+        return le ? b.readUInt32LE(this.take(4)) : b.readUInt32BE(this.take(4));
+      case 'x': {
+        const v = le ? b.readBigInt64LE(this.take(8)) : b.readBigInt64BE(this.take(8));
+        return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+      }
+      case 't': {
+        const v = le ? b.readBigUInt64LE(this.take(8)) : b.readBigUInt64BE(this.take(8));
+        return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+      }
+      case 'd':
+        return le ? b.readDoubleLE(this.take(8)) : b.readDoubleBE(this.take(8));
+      default:
+        throw new TypeError(`unsupported D-Bus type '${type}'`);
+    }
+  }
+
+  string(type: string): string {
+    let len: number;
+    if (type === 'g') len = this.fixed('y') as number;
+    else len = this.fixed('u') as number;
+    const at = this.take(len + 1);
+    return this.buf.toString('utf8', at, at + len);
+  }
+
+  value(node: SignatureNode, depth = 0): WireValue {
+    if (depth > 64) throw new RangeError('D-Bus value nested too deeply');
+    switch (node.type) {
+      case 's':
+      case 'o':
+      case 'g':
+        return this.string(node.type);
+      case 'a': {
+        const len = this.fixed('u') as number;
+        const child = node.child[0]!;
+        this.align(alignment(child.type));
+        const end = this.pos + len;
+        if (end > this.buf.length) throw new RangeError('D-Bus array longer than its message');
+        const out: WireValue[] = [];
+        while (this.pos < end) out.push(this.value(child, depth + 1));
+        return out;
+      }
+      case '(':
+      case '{':
+        this.align(8);
+        return node.child.map((c) => this.value(c, depth + 1));
+      case 'v': {
+        const sig = this.string('g');
+        const tree = parseTypes(sig);
+        if (tree.length !== 1) throw new TypeError(`variant signature must be one type: ${sig}`);
+        return [sig, this.value(tree[0]!, depth + 1)];
+      }
+      default:
+        return this.fixed(node.type);
+    }
+  }
+}
+
+/** Decodes a body; throws on a body that does not match its signature. */
+export function decodeBody(buf: Buffer, signature: string, le: boolean, base: number): WireValue[] {
+  const r = new Reader(buf, le, base);
+  return parseTypes(signature).map((n) => r.value(n));
+}
+
+/** Total size of the message at the start of `buf` once its fixed header is there, else 0. */
+export function frameSize(buf: Buffer): number {
+  if (buf.length < 16) return 0;
+  const le = buf[0] === 0x6c;
+  if (!le && buf[0] !== 0x42) throw new RangeError('bad D-Bus endianness byte');
+  const bodyLen = le ? buf.readUInt32LE(4) : buf.readUInt32BE(4);
+  const fieldsLen = le ? buf.readUInt32LE(12) : buf.readUInt32BE(12);
+  const total = 16 + Math.ceil(fieldsLen / 8) * 8 + bodyLen;
+  if (total > MAX_MESSAGE_SIZE) throw new RangeError('D-Bus message larger than 128 MiB');
+  return total;
+}
+
+export interface DecodedMessage extends Message {
+  /** Set when the header was readable but the body was not (unsupported type, truncation). */
+  bodyError?: string;
+}
+
+/** Decodes one complete message (as framed by frameSize). Header errors throw. */
+export function decodeMessage(buf: Buffer): DecodedMessage {
+  const le = buf[0] === 0x6c;
+  const head = new Reader(buf, le, 0);
+  head.pos = 1;
+  const type = head.fixed('y') as number;
+  const flags = head.fixed('y') as number;
+  head.fixed('y'); // protocol version
+  const bodyLen = head.fixed('u') as number;
+  const serial = head.fixed('u') as number;
+  const fields = head.value(parseTypes('a(yv)')[0]!) as [number, [string, WireValue]][];
+  head.align(8);
+  const msg: DecodedMessage = { type, flags, serial, body: [] };
+  for (const [code, [, value]] of fields) {
+    const field = HEADER_FIELDS.find((f) => f[1] === code);
+    if (field) (msg as unknown as Record<string, unknown>)[field[0]] = value;
+  }
+  const bodyStart = head.pos;
+  if (msg.signature && bodyLen > 0) {
+    try {
+      msg.body = decodeBody(buf.subarray(bodyStart, bodyStart + bodyLen), msg.signature, le, bodyStart);
+    } catch (err) {
+      msg.bodyError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  return msg;
+}

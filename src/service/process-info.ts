@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import koffi from 'koffi';
+
+/**
+ * Facts about client processes, always from the machine's real /proc (never the sysroot:
+ * fixture trees fake hardware, not the processes talking to the daemon).
+ */
+
+/** CAP_SYS_ADMIN is capability 21 (linux/capability.h). */
+const CAP_SYS_ADMIN_BIT = 21n;
+
+export interface ProcessIdentity {
+  pid: number;
+  /** Effective uid and gid (GEOPM's psutil uids().effective / gids().effective). */
+  uid: number;
+  gid: number;
+  /** Start time in clock ticks after boot: field 22 of /proc/<pid>/stat. */
+  startTicks: number;
+}
+
+/** Field 22 (starttime) of a /proc/<pid>/stat line; the command name may contain spaces and ')'. */
+export function parseStartTicks(stat: string): number {
+  const close = stat.lastIndexOf(')');
+  if (close < 0) throw new Error('malformed /proc stat line');
+  // After ") " come fields 3.. (state is field 3), so field 22 is index 19 of the rest.
+  const rest = stat.slice(close + 2).split(' ');
+  const value = Number(rest[19]);
+  if (!Number.isInteger(value)) throw new Error('malformed /proc stat line');
+  return value;
+}
+
+/** Effective uid/gid and CapEff from a /proc/<pid>/status text. */
+export function parseStatus(text: string): { uid: number; gid: number; capEff: bigint } {
+  const field = (key: string) => new RegExp(`^${key}:\\s*(.*)$`, 'm').exec(text)?.[1];
+  const uids = field('Uid')?.split(/\s+/);
+  const gids = field('Gid')?.split(/\s+/);
+  const cap = field('CapEff');
+  if (!uids || !gids || cap === undefined) throw new Error('malformed /proc status');
+  return { uid: Number(uids[1]), gid: Number(gids[1]), capEff: BigInt(`0x${cap.trim()}`) };
+}
+
+function readProc(pid: number, file: string): string | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Identity of a live process, or undefined when it does not exist (or vanished meanwhile). */
+export function processIdentity(pid: number): ProcessIdentity | undefined {
+  const stat = readProc(pid, 'stat');
+  const status = readProc(pid, 'status');
+  if (stat === undefined || status === undefined) return undefined;
+  // A zombie has exited: it can no longer talk to us, and its pid is about to be reused.
+  if (/^State:\s*Z/m.test(status)) return undefined;
+  const s = parseStatus(status);
+  return { pid, uid: s.uid, gid: s.gid, startTicks: parseStartTicks(stat) };
+}
+
+/** True when `pid` is alive and is still the process described by `expected`. */
+export function isSameProcess(expected: ProcessIdentity): boolean {
+  const now = processIdentity(expected.pid);
+  return (
+    now !== undefined &&
+    now.startTicks === expected.startTicks &&
+    now.uid === expected.uid &&
+    now.gid === expected.gid
+  );
+}
+
+/** CAP_SYS_ADMIN in the effective set of `pid` (not uid 0: GEOPM v3.0.1's rule). */
+export function hasCapSysAdmin(pid: number): boolean {
+  const status = readProc(pid, 'status');
+  if (status === undefined) return false;
+  try {
+    return ((parseStatus(status).capEff >> CAP_SYS_ADMIN_BIT) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+let clockTicks: number | undefined;
+let bootTime: number | undefined;
+
+/** Seconds since the epoch at which the process started (GEOPM's create_time). */
+export function startTimeSeconds(startTicks: number): number {
+  if (bootTime === undefined) {
+    const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
+    bootTime = m ? Number(m[1]) : 0;
+  }
+  clockTicks ??= sysconfClockTicks();
+  return bootTime + startTicks / clockTicks;
+}
+
+interface Libc {
+  getsid: (pid: number) => number;
+  sysconf: (name: number) => number;
+}
+let libc: Libc | undefined;
+
+function lib(): Libc {
+  if (libc) return libc;
+  const c = koffi.load('libc.so.6');
+  libc = { getsid: c.func('int getsid(int pid)'), sysconf: c.func('long sysconf(int name)') };
+  return libc;
+}
+
+const SC_CLK_TCK = 2;
+function sysconfClockTicks(): number {
+  const v = lib().sysconf(SC_CLK_TCK);
+  return v > 0 ? v : 100;
+}
+
+/** Session id of `pid` (getsid(2)), or undefined if the process is gone. */
+export function sessionIdOf(pid: number): number | undefined {
+  const sid = lib().getsid(pid);
+  return sid > 0 ? sid : undefined;
+}

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * File primitives for the daemon's own state (access lists, session records, saved controls).
+ * Everything the daemon trusts must be a plain file or directory owned by the daemon's uid and
+ * gid with an exact mode: anything else may have been planted by someone else, so it is moved
+ * aside as `<path>-<uuid>-INVALID` (kept for the admin to inspect) and treated as absent.
+ */
+
+/** Where warnings go; the default writes one line on stderr (the journal under systemd). */
+export type Log = (line: string) => void;
+
+export const stderrLog: Log = (line) => {
+  process.stderr.write(`${line}\n`);
+};
+
+export interface SecureFileOptions {
+  log?: Log;
+}
+
+/** Mode of a file the daemon writes and will read back. */
+export const SECURE_FILE_MODE = 0o600;
+/** Mode of a directory the daemon creates for its own state. */
+export const SECURE_DIR_MODE = 0o700;
+
+function daemonOwner(): { uid: number; gid: number } {
+  return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}
+
+/** Why `st` must not be trusted as a `kind` of mode `mode`, or undefined when it is fine. */
+export function insecureReason(st: Stats, kind: 'file' | 'directory', mode: number): string | undefined {
+  if (st.isSymbolicLink()) return 'is a symbolic link';
+  if (kind === 'file' && !st.isFile()) return 'is not a regular file';
+  if (kind === 'directory' && !st.isDirectory()) return 'is not a directory';
+  const actual = st.mode & 0o7777;
+  if (actual !== mode) return `has mode ${octal(actual)}, expected ${octal(mode)}`;
+  const owner = daemonOwner();
+  if (st.uid !== owner.uid || st.gid !== owner.gid) {
+    return `is owned by uid ${st.uid} gid ${st.gid}, expected uid ${owner.uid} gid ${owner.gid}`;
+  }
+  return undefined;
+}
+
+function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, '0')}`;
+}
+
+/**
+ * Renames an untrusted path out of the way and says so. Returns the new name.
+ * The uuid makes the name unique so repeated quarantines never overwrite earlier evidence.
+ */
+export function quarantine(path: string, reason: string, log: Log = stderrLog): string {
+  const target = `${path}-${randomUUID()}-INVALID`;
+  renameSync(path, target);
+  log(`Warning: <joulegate>: ${path} ${reason}; renamed to ${target}`);
+  return target;
+}
+
+/** lstat, or undefined when nothing is there. */
+export function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Makes sure `path` is a directory of exactly `mode` owned by the daemon. An existing path that
+ * is not (a symlink, a file, another mode or owner) is quarantined and a fresh directory made.
+ * Missing parents are created with the same mode.
+ */
+export function secureMakeDirs(path: string, mode = SECURE_DIR_MODE, options: SecureFileOptions = {}): void {
+  const st = lstatOrUndefined(path);
+  if (st) {
+    const reason = insecureReason(st, 'directory', mode);
+    if (reason === undefined) return;
+    quarantine(path, reason, options.log);
+  }
+  mkdirSync(path, { recursive: true, mode });
+  // mkdir's mode is filtered by the umask; the contract is the exact mode.
+  chmodSync(path, mode);
+}
+
+/**
+ * Writes `contents` to `path` atomically with mode 0600: a temporary file in the same
+ * directory is written, flushed and renamed over the target, so a reader sees either the old
+ * or the new contents, never a partial file.
+ */
+export function secureMakeFile(path: string, contents: string | Uint8Array): void {
+  const temp = join(dirname(path), `${basename(path)}-tmp-${randomUUID()}`);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const fd = openSync(temp, flags, SECURE_FILE_MODE);
+  try {
+    fchmodSync(fd, SECURE_FILE_MODE);
+    const data = typeof contents === 'string' ? Buffer.from(contents) : contents;
+    let off = 0;
+    while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temp, path);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed after a failed rename
+    }
+    try {
+      unlinkSync(temp);
+    } catch {
+      // the original error is the one worth reporting
+    }
+    throw err;
+  }
+}
+
+/**
+ * Reads a file the daemon wrote earlier. Returns undefined when it is missing, and also when it
+ * cannot be trusted (symlink, not a regular file, mode not exactly 0600, other owner): then it is
+ * quarantined and a warning logged, so the caller falls back to its secure default.
+ */
+export function secureReadFile(path: string, options: SecureFileOptions = {}): string | undefined {
+  const st = lstatOrUndefined(path);
+  if (!st) return undefined;
+  const pathReason = insecureReason(st, 'file', SECURE_FILE_MODE);
+  if (pathReason !== undefined) {
+    quarantine(path, pathReason, options.log);
+    return undefined;
+  }
+  // O_NOFOLLOW/O_NONBLOCK: the path may have been swapped for a symlink or FIFO since lstat;
+  // the checks are repeated on the opened descriptor, which is what is actually read.
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') {
+      quarantine(path, 'is a symbolic link', options.log);
+      return undefined;
+    }
+    throw err;
+  }
+  try {
+    const fdReason = insecureReason(fstatSync(fd), 'file', SECURE_FILE_MODE);
+    if (fdReason !== undefined) {
+      quarantine(path, fdReason, options.log);
+      return undefined;
+    }
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,260 @@
+/*
+ * A fake libamd_smi.so for tests: every AMD SMI entry point joulegate uses, with the signatures,
+ * struct layouts and status codes of amdsmi.h lib version 26.x (ROCm/amdsmi,
+ * include/amd_smi/amdsmi.h), driven by the state file named in FAKE_AMDSMI_STATE (see
+ * fake_state.h). Mutating calls are logged to FAKE_AMDSMI_LOG.
+ *
+ * Per-device keys (<i>.<key>): uuid, power_w (average socket power), current_power_w,
+ * energy_uj (base), energy_scale (the accumulator advances at power × scale; default 1;
+ * 0 = frozen, the misbehaving counter), resolution_uj (default 15.3), gfx_activity,
+ * umc_activity, vram_total, vram_used, gfx_mhz, mem_mhz, edge_c, hotspot_c, cap_uw,
+ * cap_min_uw, cap_max_uw, cap_default_uw, numa_node, unsupported and no_permission
+ * (comma-separated function names). Global keys: device_count, init_error.
+ */
+#include <stdint.h>
+
+#include "fake_state.h"
+
+#define ENV_STATE "FAKE_AMDSMI_STATE"
+#define ENV_LOG "FAKE_AMDSMI_LOG"
+#define MAX_DEVICES 64
+
+typedef int amdsmi_status_t;
+enum {
+  AMDSMI_STATUS_SUCCESS = 0,
+  AMDSMI_STATUS_INVAL = 1,
+  AMDSMI_STATUS_NOT_SUPPORTED = 2,
+  AMDSMI_STATUS_NO_PERM = 10,
+  AMDSMI_STATUS_NOT_INIT = 32,
+};
+#define AMDSMI_INIT_AMD_GPUS (1 << 1)
+
+typedef void *amdsmi_socket_handle;
+typedef void *amdsmi_processor_handle;
+
+typedef struct {
+  uint64_t socket_power;
+  uint32_t current_socket_power;
+  uint32_t average_socket_power;
+  uint64_t gfx_voltage;
+  uint64_t soc_voltage;
+  uint64_t mem_voltage;
+  uint32_t power_limit;
+  uint64_t reserved[18];
+} amdsmi_power_info_t;
+
+typedef struct {
+  uint32_t gfx_activity;
+  uint32_t umc_activity;
+  uint32_t mm_activity;
+  uint32_t reserved[13];
+} amdsmi_engine_usage_t;
+
+typedef struct {
+  uint32_t clk;
+  uint32_t min_clk;
+  uint32_t max_clk;
+  uint8_t clk_locked;
+  uint8_t clk_deep_sleep;
+  uint32_t reserved[4];
+} amdsmi_clk_info_t;
+
+typedef struct {
+  uint64_t power_cap;
+  uint64_t default_power_cap;
+  uint64_t dpm_cap;
+  uint64_t min_power_cap;
+  uint64_t max_power_cap;
+  uint64_t reserved[3];
+} amdsmi_power_cap_info_t;
+
+/* One socket per GPU, as on discrete AMD GPUs. */
+static int sockets[MAX_DEVICES];
+static int processors[MAX_DEVICES];
+/* Init is reference-counted like the real library; AMD GPUs are visible when any init asked. */
+static int initialized = 0;
+static int gpus_requested = 0;
+
+static int device_count(void) {
+  int n = (int)fake_num(ENV_STATE, -1, "device_count", 1);
+  return n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+
+static int processor_index(amdsmi_processor_handle h) {
+  int *p = (int *)h;
+  if (p < processors || p >= processors + device_count()) return -1;
+  return *p;
+}
+
+#define GATE(fn, handle)                                                          \
+  if (!initialized) return AMDSMI_STATUS_NOT_INIT;                                \
+  int idx = processor_index(handle);                                              \
+  if (idx < 0) return AMDSMI_STATUS_INVAL;                                        \
+  if (fake_listed(ENV_STATE, idx, "unsupported", fn)) return AMDSMI_STATUS_NOT_SUPPORTED; \
+  if (fake_listed(ENV_STATE, idx, "no_permission", fn)) return AMDSMI_STATUS_NO_PERM;
+
+#define NUM(key, def) fake_num(ENV_STATE, idx, key, def)
+
+amdsmi_status_t amdsmi_init(uint64_t flags) {
+  fake_log(ENV_LOG, "amdsmi_init %llu", (unsigned long long)flags);
+  int err = (int)fake_num(ENV_STATE, -1, "init_error", 0);
+  if (err != 0) return err;
+  for (int i = 0; i < MAX_DEVICES; i++) sockets[i] = processors[i] = i;
+  if (flags & AMDSMI_INIT_AMD_GPUS) gpus_requested = 1;
+  initialized++;
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_shut_down(void) {
+  fake_log(ENV_LOG, "amdsmi_shut_down");
+  if (!initialized) return AMDSMI_STATUS_NOT_INIT;
+  if (--initialized == 0) gpus_requested = 0;
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_status_code_to_string(amdsmi_status_t status, const char **text) {
+  switch (status) {
+    case AMDSMI_STATUS_SUCCESS: *text = "AMDSMI_STATUS_SUCCESS: Call succeeded"; break;
+    case AMDSMI_STATUS_INVAL: *text = "AMDSMI_STATUS_INVAL: Invalid parameters"; break;
+    case AMDSMI_STATUS_NOT_SUPPORTED: *text = "AMDSMI_STATUS_NOT_SUPPORTED: Command not supported"; break;
+    case AMDSMI_STATUS_NO_PERM: *text = "AMDSMI_STATUS_NO_PERM: Permission Denied"; break;
+    case AMDSMI_STATUS_NOT_INIT: *text = "AMDSMI_STATUS_NOT_INIT: Device not initialized"; break;
+    default: *text = "AMDSMI_STATUS_UNKNOWN_ERROR: An unknown error occurred"; break;
+  }
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_socket_handles(uint32_t *count, amdsmi_socket_handle *handles) {
+  if (!initialized) return AMDSMI_STATUS_NOT_INIT;
+  if (count == NULL) return AMDSMI_STATUS_INVAL;
+  uint32_t n = gpus_requested ? (uint32_t)device_count() : 0;
+  if (handles == NULL) {
+    *count = n;
+    return AMDSMI_STATUS_SUCCESS;
+  }
+  if (*count < n) n = *count;
+  for (uint32_t i = 0; i < n; i++) handles[i] = &sockets[i];
+  *count = n;
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_processor_handles(amdsmi_socket_handle socket, uint32_t *count,
+                                             amdsmi_processor_handle *handles) {
+  if (!initialized) return AMDSMI_STATUS_NOT_INIT;
+  int *s = (int *)socket;
+  if (s < sockets || s >= sockets + device_count() || count == NULL) return AMDSMI_STATUS_INVAL;
+  if (handles == NULL) {
+    *count = 1;
+    return AMDSMI_STATUS_SUCCESS;
+  }
+  if (*count < 1) return AMDSMI_STATUS_INVAL;
+  handles[0] = &processors[*s];
+  *count = 1;
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_device_uuid(amdsmi_processor_handle h, unsigned int *length, char *uuid) {
+  GATE("amdsmi_get_gpu_device_uuid", h);
+  char value[FAKE_VALUE_MAX], fallback[64];
+  snprintf(fallback, sizeof fallback, "%02xff74a0-0000-1000-80e9-%012d", idx, idx);
+  fake_str(ENV_STATE, idx, "uuid", fallback, value);
+  if (strlen(value) + 1 > *length) return AMDSMI_STATUS_INVAL;
+  memcpy(uuid, value, strlen(value) + 1);
+  *length = (unsigned int)strlen(value);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_device_bdf(amdsmi_processor_handle h, uint64_t *bdf) {
+  GATE("amdsmi_get_gpu_device_bdf", h);
+  /* amdsmi_bdf_t: function:3, device:5, bus:8, domain:48 bits from the low end. */
+  *bdf = (uint64_t)(0xc1 + idx) << 8;
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_topo_get_numa_node_number(amdsmi_processor_handle h, uint32_t *node) {
+  GATE("amdsmi_topo_get_numa_node_number", h);
+  *node = (uint32_t)NUM("numa_node", 0);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_power_info(amdsmi_processor_handle h, amdsmi_power_info_t *info) {
+  GATE("amdsmi_get_power_info", h);
+  memset(info, 0, sizeof *info);
+  info->average_socket_power = (uint32_t)NUM("power_w", 300);
+  info->current_socket_power = (uint32_t)NUM("current_power_w", NUM("power_w", 300));
+  info->socket_power = info->current_socket_power;
+  info->power_limit = (uint32_t)(NUM("cap_uw", 500e6) / 1e6);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_energy_count(amdsmi_processor_handle h, uint64_t *energy, float *resolution,
+                                        uint64_t *timestamp) {
+  GATE("amdsmi_get_energy_count", h);
+  double res = NUM("resolution_uj", 15.3);
+  double uj = NUM("energy_uj", 0) + NUM("power_w", 300) * 1e6 * NUM("energy_scale", 1) * fake_now();
+  *energy = (uint64_t)(uj / res);
+  *resolution = (float)res;
+  *timestamp = (uint64_t)(fake_now() * 1e9);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine_usage_t *info) {
+  GATE("amdsmi_get_gpu_activity", h);
+  memset(info, 0, sizeof *info);
+  info->gfx_activity = (uint32_t)NUM("gfx_activity", 0);
+  info->umc_activity = (uint32_t)NUM("umc_activity", 0);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_memory_total(amdsmi_processor_handle h, int type, uint64_t *total) {
+  GATE("amdsmi_get_gpu_memory_total", h);
+  if (type != 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+  *total = (uint64_t)NUM("vram_total", 68702699520.0);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_memory_usage(amdsmi_processor_handle h, int type, uint64_t *used) {
+  GATE("amdsmi_get_gpu_memory_usage", h);
+  if (type != 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+  *used = (uint64_t)NUM("vram_used", 0);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_clock_info(amdsmi_processor_handle h, int type, amdsmi_clk_info_t *info) {
+  GATE("amdsmi_get_clock_info", h);
+  /* AMDSMI_CLK_TYPE_SYS (GFX) = 0, AMDSMI_CLK_TYPE_MEM = 4 */
+  if (type != 0 && type != 4) return AMDSMI_STATUS_NOT_SUPPORTED;
+  memset(info, 0, sizeof *info);
+  info->clk = (uint32_t)NUM(type == 0 ? "gfx_mhz" : "mem_mhz", type == 0 ? 1500 : 1200);
+  info->min_clk = 500;
+  info->max_clk = type == 0 ? 2100 : 1300;
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_temp_metric(amdsmi_processor_handle h, int sensor, int metric, int64_t *temp) {
+  GATE("amdsmi_get_temp_metric", h);
+  /* AMDSMI_TEMPERATURE_TYPE_EDGE = 0, _HOTSPOT = 1; AMDSMI_TEMP_CURRENT = 0 */
+  if (metric != 0 || (sensor != 0 && sensor != 1)) return AMDSMI_STATUS_NOT_SUPPORTED;
+  *temp = (int64_t)NUM(sensor == 0 ? "edge_c" : "hotspot_c", sensor == 0 ? 45 : 60);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_power_cap_info(amdsmi_processor_handle h, uint32_t sensor,
+                                          amdsmi_power_cap_info_t *info) {
+  GATE("amdsmi_get_power_cap_info", h);
+  if (sensor != 0) return AMDSMI_STATUS_INVAL;
+  memset(info, 0, sizeof *info);
+  info->power_cap = (uint64_t)NUM("cap_uw", 500e6);
+  info->default_power_cap = (uint64_t)NUM("cap_default_uw", 500e6);
+  info->min_power_cap = (uint64_t)NUM("cap_min_uw", 100e6);
+  info->max_power_cap = (uint64_t)NUM("cap_max_uw", 550e6);
+  return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_set_power_cap(amdsmi_processor_handle h, uint32_t sensor, uint64_t cap) {
+  GATE("amdsmi_set_power_cap", h);
+  fake_log(ENV_LOG, "amdsmi_set_power_cap %d %u %llu", idx, sensor, (unsigned long long)cap);
+  if (sensor != 0 || cap < NUM("cap_min_uw", 100e6) || cap > NUM("cap_max_uw", 550e6)) return AMDSMI_STATUS_INVAL;
+  fake_set(ENV_STATE, idx, "cap_uw", (double)cap);
+  return AMDSMI_STATUS_SUCCESS;
+}

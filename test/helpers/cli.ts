@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+
+export const CLI = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+export const DAEMON = new URL('../../dist/service/main.js', import.meta.url).pathname;
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  /** Prefix the command with these words (e.g. setpriv … to run as another user). */
+  prefix?: string[];
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** Runs a command to completion and collects its output. */
+export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const full = [...(opts.prefix ?? []), cmd, ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(full[0]!, full.slice(1), {
+      env: { ...process.env, ...opts.env },
+      cwd: opts.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Runs the built `joulegate` CLI (dist/cli/main.js) with node. */
+export function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  return run(process.execPath, [CLI, ...args], opts);
+}

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DomainType } from '../../src/platform/domains.js';
+import type { PlatformIO } from '../../src/platform/platform-io.js';
+import { tempDir } from './tmp.js';
+
+/*
+ * Fake vendor GPU libraries (test/fakes/*.c) compiled with gcc once per test file and loaded
+ * through the same koffi code as the real ones (JOULEGATE_NVML_LIB / JOULEGATE_AMDSMI_LIB).
+ * Each fake reads its state file on every call; sets append to it; mutating calls go to a log.
+ */
+
+const FAKES = new URL('../fakes/', import.meta.url).pathname;
+
+export type Vendor = 'nvml' | 'amdsmi';
+
+const SPEC: Record<
+  Vendor,
+  { source: string; soname: string; libEnv: string; stateEnv: string; logEnv: string }
+> = {
+  nvml: {
+    source: 'fake_nvml.c',
+    soname: 'libnvidia-ml.so.1',
+    libEnv: 'JOULEGATE_NVML_LIB',
+    stateEnv: 'FAKE_NVML_STATE',
+    logEnv: 'FAKE_NVML_LOG',
+  },
+  amdsmi: {
+    source: 'fake_amdsmi.c',
+    soname: 'libamd_smi.so',
+    libEnv: 'JOULEGATE_AMDSMI_LIB',
+    stateEnv: 'FAKE_AMDSMI_STATE',
+    logEnv: 'FAKE_AMDSMI_LOG',
+  },
+};
+
+const built = new Map<Vendor, string>();
+
+/** Path of the compiled fake library (built on first use in this test file). */
+export function fakeLibrary(vendor: Vendor): string {
+  let lib = built.get(vendor);
+  if (!lib) {
+    const spec = SPEC[vendor];
+    lib = join(tempDir(`joulegate-fake-${vendor}-`), spec.soname);
+    execFileSync(
+      'gcc',
+      ['-shared', '-fPIC', '-O1', '-Wall', '-Werror', '-o', lib, join(FAKES, spec.source)],
+      {
+        stdio: 'pipe',
+      },
+    );
+    built.set(vendor, lib);
+  }
+  return lib;
+}
+
+export type FakeState = Record<string, string | number>;
+
+/** One fake GPU setup: its state file, call log and the env that points joulegate at it. */
+export class FakeGpu {
+  readonly vendor: Vendor;
+  readonly state: string;
+  readonly log: string;
+  readonly env: Record<string, string>;
+
+  constructor(vendor: Vendor, initial: FakeState) {
+    this.vendor = vendor;
+    const dir = tempDir(`joulegate-${vendor}-state-`);
+    this.state = join(dir, 'state');
+    this.log = join(dir, 'calls.log');
+    writeFileSync(this.state, '');
+    writeFileSync(this.log, '');
+    this.set(initial);
+    const spec = SPEC[vendor];
+    this.env = { [spec.libEnv]: fakeLibrary(vendor), [spec.stateEnv]: this.state, [spec.logEnv]: this.log };
+  }
+
+  /** Points this process at the fake (the library reads the env on every call). */
+  activate(): this {
+    Object.assign(process.env, this.env);
+    return this;
+  }
+
+  /** Changes state values (later lines win). */
+  set(values: FakeState): void {
+    const lines = Object.entries(values).map(([k, v]) => `${k}=${v}\n`);
+    appendFileSync(this.state, lines.join(''));
+  }
+
+  /** Current value of a key, as the fake sees it. */
+  get(key: string): string | undefined {
+    let value: string | undefined;
+    for (const line of readFileSync(this.state, 'utf8').split('\n')) {
+      if (line.startsWith(`${key}=`)) value = line.slice(key.length + 1);
+    }
+    return value;
+  }
+
+  /** Mutating calls (and init/shutdown) that reached the library, in order. */
+  calls(): string[] {
+    if (!existsSync(this.log)) return [];
+    return readFileSync(this.log, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
+  }
+
+  /** Calls whose function name starts with `prefix`. */
+  callsTo(prefix: string): string[] {
+    return this.calls().filter((c) => c.startsWith(prefix));
+  }
+}
+
+/** Removes every GPU fake env var from this process (no library → backend missing). */
+export function deactivateFakes(): void {
+  for (const spec of Object.values(SPEC)) {
+    delete process.env[spec.libEnv];
+    delete process.env[spec.stateEnv];
+    delete process.env[spec.logEnv];
+  }
+}
+
+/** [signal, state to set, expected SI value] */
+export type ReadCase = [string, FakeState, number];
+
+/** Sets each case's state, reads the signal on gpu `gpu` and compares with the expected value. */
+export async function assertReads(
+  pio: PlatformIO,
+  fake: FakeGpu,
+  gpu: number,
+  cases: readonly ReadCase[],
+): Promise<void> {
+  for (const [signal, state, expected] of cases) {
+    fake.set(state);
+    const value = await pio.readSignal(signal, DomainType.Gpu, gpu);
+    assert.ok(Math.abs(value - expected) <= Math.abs(expected) * 1e-12, `${signal}: ${value} != ${expected}`);
+  }
+}

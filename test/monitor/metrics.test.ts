@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { roundMetrics, summarizeRegions } from '../../src/monitor/metrics.js';
+import { pairRegionEvents } from '../../src/monitor/regions-pairing.js';
+import type { SeriesSpec } from '../../src/monitor/signals.js';
+
+const close = (a: number, b: number, eps = 1e-6) => assert.ok(Math.abs(a - b) <= eps, `${a} != ${b}`);
+const spec = (id: string, group: SeriesSpec['group'], kind: SeriesSpec['kind']): SeriesSpec => ({
+  id,
+  signal: id,
+  domain: 'board',
+  index: 0,
+  group,
+  kind,
+  backend: 'TEST',
+});
+const post = { powerOverhead: 0, pue: 1, emissionsFactor: 0, priceFactor: 0 };
+
+describe('round metrics', () => {
+  const times = [0, 1, 2, 3, 4];
+  const specs = [
+    spec('CPU_ENERGY-package-0', 'cpu', 'energy'),
+    spec('GPU_POWER-gpu-0', 'gpu', 'power'),
+    spec('CPU_UTILIZATION', 'cpu', 'util'),
+  ];
+  const data = {
+    originMs: 0,
+    times,
+    values: [
+      [0, 10, Number.NaN, 40, 50], // 50 J over 4 s
+      [100, 100, 100, 100, 100], // 400 J
+      [Number.NaN, 0.5, 0.5, 0.5, 0.5],
+    ],
+  };
+
+  it('sums counter and integrated power per group and host; power is energy over time', () => {
+    const m = roundMetrics(specs, data, 4, [], post);
+    close(m.host.groups.cpu!.energy, 50);
+    assert.equal(m.host.groups.cpu!.method, 'counter');
+    close(m.host.groups.cpu!.power, 12.5);
+    close(m.host.groups.gpu!.energy, 400);
+    assert.equal(m.host.groups.gpu!.method, 'power-integrated');
+    close(m.host.groups.cpu!.util!, 50);
+    close(m.host.energy, 450);
+    close(m.host.power, 112.5);
+    assert.ok(Number.isNaN(m.host.estimatedEnergy), 'measured hosts get no estimate');
+  });
+
+  it('applies power overhead per host, PUE to the run total, then CO2 and cost per kWh', () => {
+    const m = roundMetrics(specs, data, 4, [], {
+      powerOverhead: 10,
+      pue: 1.5,
+      emissionsFactor: 400,
+      priceFactor: 0.3,
+    });
+    close(m.host.energy, 490);
+    close(m.host.facilityEnergy, 735);
+    close(m.host.co2, (735 / 3.6e6) * 400);
+    close(m.host.money, (735 / 3.6e6) * 0.3);
+  });
+
+  it('estimates CPU power from utilisation only without a source, and never adds it to energy', () => {
+    const only = [spec('CPU_UTILIZATION', 'cpu', 'util')];
+    const m = roundMetrics(
+      only,
+      { originMs: 0, times, values: [[Number.NaN, 0.5, 0.5, 0.5, 0.5]] },
+      4,
+      [],
+      post,
+      {
+        fullLoadWatts: 20,
+        source: 'test',
+      },
+    );
+    assert.ok(Number.isNaN(m.host.energy), 'no measured energy is NaN, never 0');
+    close(m.host.estimatedEnergy, 40); // each utilisation reading covers the second before it: 10 W × 4 s
+    assert.equal(m.host.groups.cpu!.method, 'estimated');
+  });
+
+  it('a run shorter than one period still gets utilisation from its exit sample; no data is NaN, not 0', () => {
+    const only = [spec('CPU_UTILIZATION', 'cpu', 'util')];
+    const est = { fullLoadWatts: 20, source: 'test' };
+    const short = roundMetrics(
+      only,
+      { originMs: 0, times: [0, 0.5], values: [[Number.NaN, 0.25]] },
+      0.5,
+      [],
+      post,
+      est,
+    );
+    close(short.host.groups.cpu!.util!, 25);
+    close(short.host.estimatedEnergy, 2.5);
+    const none = roundMetrics(
+      only,
+      { originMs: 0, times: [0, 0.5], values: [[Number.NaN, Number.NaN]] },
+      0.5,
+      [],
+      post,
+      est,
+    );
+    assert.ok(Number.isNaN(none.host.estimatedEnergy));
+    assert.ok(Number.isNaN(none.host.estimatedPower));
+    const gpu = [spec('GPU_POWER-gpu-0', 'gpu', 'power')];
+    const gap = roundMetrics(
+      gpu,
+      { originMs: 0, times: [0, 1, 2], values: [[5, Number.NaN, 5]] },
+      2,
+      [],
+      post,
+    );
+    assert.ok(
+      Number.isNaN(gap.host.groups.gpu!.energy),
+      'power with no two adjacent readings has unknown energy',
+    );
+    assert.ok(Number.isNaN(gap.host.energy));
+  });
+
+  it('gives each region call its energy; nested and repeated calls pair by name', () => {
+    const events = [
+      { name: 'outer', kind: 'start' as const, t: 0 },
+      { name: 'step', kind: 'start' as const, t: 0 },
+      { name: 'step', kind: 'stop' as const, t: 1 },
+      { name: 'step', kind: 'start' as const, t: 3 },
+      { name: 'step', kind: 'stop' as const, t: 4 },
+      { name: 'outer', kind: 'stop' as const, t: 4 },
+    ];
+    const m = roundMetrics(specs, data, 4, events, post);
+    const steps = m.regions.filter((r) => r.name === 'step');
+    assert.equal(steps.length, 2);
+    close(steps[0]!.energy, 10 + 100);
+    close(steps[1]!.energy, 10 + 100);
+    close(m.regions.find((r) => r.name === 'outer')!.energy, 450);
+    const summary = summarizeRegions([m]);
+    const step = summary.find((s) => s.name === 'step')!;
+    assert.equal(step.callsPerRound, 2);
+    close(step.energy.mean, 110);
+    close(step.power.mean, 110);
+  });
+});
+
+describe('region pairing', () => {
+  it('pairs recursive calls of one name innermost first', () => {
+    const { calls, problems } = pairRegionEvents(
+      [
+        { name: 'f', kind: 'start', t: 0 },
+        { name: 'f', kind: 'start', t: 1 },
+        { name: 'f', kind: 'stop', t: 2 },
+        { name: 'f', kind: 'stop', t: 5 },
+      ],
+      10,
+    );
+    assert.deepEqual(
+      calls.map((c) => [c.start, c.stop, c.depth]),
+      [
+        [0, 5, 0],
+        [1, 2, 1],
+      ],
+    );
+    assert.deepEqual(problems, []);
+  });
+
+  it('closes an open region at the end and reports a stray stop', () => {
+    const { calls, problems } = pairRegionEvents(
+      [
+        { name: 'a', kind: 'start', t: 1 },
+        { name: 'b', kind: 'stop', t: 2 },
+      ],
+      7,
+    );
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0]!.stop, 7);
+    assert.equal(calls[0]!.open, true);
+    assert.equal(problems.length, 2);
+  });
+});

@@ -1,0 +1,70 @@
+// A real client process for service tests (runs as any user). argv[2] is a JSON list of steps:
+//   {"call": "<GeopmClient method>", "args": [...]}  → prints {"ok":true,"value":…} or
+//                                                       {"ok":false,"name":…,"message":…}
+//   {"raw": {member, signature, body, interface?, path?}} → a raw call (fuzzing)
+//   argv[2] may also be "@<file>" holding that JSON.
+//   {"sleep": ms}, {"waitFile": path} (until it exists), {"pid": true} → prints {"ok":true,"value":<own pid>}
+//   {"hold": true} → prints HOLDING and keeps the connection open until stdin closes.
+// The string "$PID" in arguments stands for the client's own pid, "$LAST_SERVER_PID" for the
+// server pid of the last successful PlatformStartBatch.
+// Doubles that JSON cannot carry are written as the strings "NaN", "Infinity", "-Infinity".
+import { existsSync, readFileSync } from 'node:fs';
+import { GeopmClient } from '../../dist/service/client.js';
+
+let lastServerPid;
+const revive = (v) =>
+  v === '$PID'
+    ? process.pid
+    : v === '$LAST_SERVER_PID'
+      ? lastServerPid
+      : v === 'NaN'
+        ? Number.NaN
+        : v === 'Infinity'
+          ? Number.POSITIVE_INFINITY
+          : v === '-Infinity'
+            ? -Infinity
+            : v;
+// {"$repeat": [text, n]} stands for text repeated n times (huge strings without huge argv).
+const deep = (v) =>
+  Array.isArray(v)
+    ? v.map(deep)
+    : v !== null && typeof v === 'object' && v.$repeat
+      ? v.$repeat[0].repeat(v.$repeat[1])
+      : revive(v);
+const show = (v) =>
+  JSON.stringify(v, (_k, x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
+
+// "@<file>" reads the steps from a file (long step lists exceed the argv limit).
+const arg = process.argv[2] ?? '[]';
+const steps = JSON.parse(arg.startsWith('@') ? readFileSync(arg.slice(1), 'utf8') : arg);
+const client = await GeopmClient.connect();
+for (const step of steps) {
+  try {
+    if (step.sleep) {
+      await new Promise((r) => setTimeout(r, step.sleep));
+      continue;
+    }
+    if (step.waitFile) {
+      while (!existsSync(step.waitFile)) await new Promise((r) => setTimeout(r, 20));
+      continue;
+    }
+    if (step.pid) {
+      console.log(show({ ok: true, value: process.pid }));
+      continue;
+    }
+    if (step.hold) {
+      console.log('HOLDING');
+      process.stdin.resume();
+      await new Promise((r) => process.stdin.on('end', r));
+      break;
+    }
+    const value = step.raw
+      ? await client.raw({ interface: 'io.github.geopm', ...step.raw, body: deep(step.raw.body ?? []) })
+      : await client[step.call](...deep(step.args ?? []));
+    if (value && typeof value === 'object' && 'serverPid' in value) lastServerPid = value.serverPid;
+    console.log(show({ ok: true, value: value ?? null }));
+  } catch (err) {
+    console.log(show({ ok: false, name: err.dbusName ?? err.name, message: err.message }));
+  }
+}
+client.close();

@@ -1,0 +1,212 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after } from 'node:test';
+import { DAEMON, type RunResult, run } from '../helpers/cli.js';
+import { type PrivateBus, startPrivateBus } from '../helpers/dbus.js';
+import { FIXTURES, tempDir } from '../helpers/tmp.js';
+import { asUser, type TestUser } from '../helpers/users.js';
+
+export const CLIENT_SCRIPT = new URL('./client-script.mjs', import.meta.url).pathname;
+export const BUS_NAME = 'io.github.geopm';
+
+/** A 4-CPU node: 2 packages × 2 cores, one NUMA node per package. */
+function makeSysroot(root: string): void {
+  const cpu = join(root, 'sys/devices/system/cpu');
+  mkdirSync(cpu, { recursive: true });
+  writeFileSync(join(cpu, 'online'), '0-3\n');
+  for (let c = 0; c < 4; c++) {
+    const topo = join(cpu, `cpu${c}`, 'topology');
+    mkdirSync(topo, { recursive: true });
+    writeFileSync(join(topo, 'physical_package_id'), `${c < 2 ? 0 : 1}\n`);
+    writeFileSync(join(topo, 'core_id'), `${c % 2}\n`);
+  }
+  for (const [n, list] of [
+    [0, '0-1'],
+    [1, '2-3'],
+  ] as const) {
+    const node = join(root, 'sys/devices/system/node', `node${n}`);
+    mkdirSync(node, { recursive: true });
+    writeFileSync(join(node, 'cpulist'), `${list}\n`);
+    writeFileSync(join(node, 'distance'), n === 0 ? '10 21\n' : '21 10\n');
+  }
+}
+
+export const INITIAL_CONTROLS: Record<string, string> = {
+  'FILECTL-LIMIT-0': '100',
+  'FILECTL-LIMIT-1': '100',
+  'FILECTL-MODE-0': '1',
+};
+
+export interface StepResult {
+  ok: boolean;
+  value?: unknown;
+  name?: string;
+  message?: string;
+}
+
+export interface ClientOptions {
+  user?: TestUser;
+  /** Run the client as leader of a new Unix session (setsid). */
+  setsid?: boolean;
+  /**
+   * Run the client under a shell that leads a new Unix session (the spawned pid is the
+   * leader, the client its child).
+   */
+  leaderShell?: boolean;
+}
+
+/** A running client that holds its connection until released (for kill/leader tests). */
+export interface HeldClient {
+  process: ChildProcess;
+  results: StepResult[];
+  release(): Promise<void>;
+}
+
+/**
+ * Everything a service test needs: a private bus, fixture sysroot, temp config/run/control
+ * dirs, the test plugin, and the daemon as a real process (node dist/service/main.js).
+ */
+export class ServiceHarness {
+  bus!: PrivateBus;
+  readonly sysroot = tempDir('jg-svc-sysroot-');
+  readonly configDir = join(tempDir('jg-svc-config-'), 'geopm');
+  readonly runDir = join(tempDir('jg-svc-run-'), 'geopm');
+  readonly controlDir = tempDir('jg-svc-controls-');
+  readonly pluginDir = tempDir('jg-svc-plugins-');
+  daemon?: ChildProcess;
+  daemonLog = '';
+
+  async setup(): Promise<void> {
+    makeSysroot(this.sysroot);
+    for (const [file, value] of Object.entries(INITIAL_CONTROLS))
+      writeFileSync(join(this.controlDir, file), `${value}\n`);
+    // Test users' processes must not see the control files; the daemon (root) does.
+    copyFileSync(
+      join(FIXTURES, 'service/file-controls-plugin.mjs'),
+      join(this.pluginDir, 'file-controls-plugin.mjs'),
+    );
+    chmodSync(join(this.pluginDir, 'file-controls-plugin.mjs'), 0o644);
+    this.bus = await startPrivateBus();
+    after(() => this.daemon?.kill('SIGKILL'));
+  }
+
+  env(): Record<string, string> {
+    return {
+      DBUS_SYSTEM_BUS_ADDRESS: this.bus.address,
+      JOULEGATE_BUS_NAME: BUS_NAME,
+      JOULEGATE_RUN_PATH: this.runDir,
+      JOULEGATE_CONFIG_PATH: this.configDir,
+      JOULEGATE_SYSROOT: this.sysroot,
+      JOULEGATE_PLUGIN_PATH: this.pluginDir,
+      JOULEGATE_TEST_CONTROL_DIR: this.controlDir,
+    };
+  }
+
+  control(file: string): string {
+    return readFileSync(join(this.controlDir, file), 'utf8').trim();
+  }
+
+  setControlFile(file: string, value: string): void {
+    writeFileSync(join(this.controlDir, file), `${value}\n`);
+  }
+
+  /** Starts the daemon and resolves once it logs "ready". */
+  async startDaemon(): Promise<ChildProcess> {
+    const proc = spawn(process.execPath, [DAEMON], {
+      env: { ...process.env, ...this.env() },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.daemon = proc;
+    let own = '';
+    await new Promise<void>((resolve, reject) => {
+      proc.stderr!.setEncoding('utf8');
+      proc.stderr!.on('data', (d: string) => {
+        this.daemonLog += d;
+        own += d;
+        if (own.includes('joulegated: ready')) resolve();
+      });
+      proc.on('exit', (code) => reject(new Error(`joulegated exited with ${code}:\n${own}`)));
+    });
+    return proc;
+  }
+
+  async stopDaemon(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const proc = this.daemon;
+    if (!proc || proc.exitCode !== null) return proc?.exitCode ?? null;
+    const done = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+    proc.kill(signal);
+    return done;
+  }
+
+  private clientCommand(steps: unknown[] | string, opts: ClientOptions): { cmd: string; args: string[] } {
+    const envArgs = Object.entries({ ...this.env(), PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
+    const words = [
+      ...(opts.user ? asUser(opts.user) : []),
+      ...(opts.setsid || opts.leaderShell ? ['setsid', '--wait'] : []),
+      ...(opts.leaderShell ? ['sh', '-c', '"$@"; exit $?', 'sh'] : []),
+      'env',
+      ...envArgs,
+      process.execPath,
+      CLIENT_SCRIPT,
+      typeof steps === 'string' ? steps : JSON.stringify(steps),
+    ];
+    return { cmd: words[0]!, args: words.slice(1) };
+  }
+
+  /**
+   * Runs a client process through `steps` (see client-script.mjs; a string is passed as is,
+   * e.g. "@<file>") and returns each result.
+   */
+  async client(steps: unknown[] | string, opts: ClientOptions = {}): Promise<StepResult[]> {
+    const { cmd, args } = this.clientCommand(steps, opts);
+    const r: RunResult = await run(cmd, args, { timeoutMs: 120_000 });
+    if (r.code !== 0) throw new Error(`client failed (${r.code}): ${r.stderr}`);
+    return r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as StepResult);
+  }
+
+  /** Starts a client that runs `steps`, then waits (connection open) until released or killed. */
+  async heldClient(steps: unknown[], opts: ClientOptions = {}): Promise<HeldClient> {
+    const { cmd, args } = this.clientCommand([...steps, { hold: true }], opts);
+    const proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const results: StepResult[] = [];
+    let out = '';
+    let err = '';
+    proc.stderr!.on('data', (d) => {
+      err += d;
+    });
+    await new Promise<void>((resolve, reject) => {
+      proc.stdout!.setEncoding('utf8');
+      proc.stdout!.on('data', (d: string) => {
+        out += d;
+        if (out.includes('HOLDING')) resolve();
+      });
+      proc.on('exit', (code) => reject(new Error(`held client exited early (${code}): ${out}${err}`)));
+    });
+    for (const line of out.split('\n'))
+      if (line.startsWith('{')) results.push(JSON.parse(line) as StepResult);
+    const exited = new Promise<void>((r) => proc.on('exit', () => r()));
+    return {
+      process: proc,
+      results,
+      release: async () => {
+        proc.stdin!.end();
+        await exited;
+      },
+    };
+  }
+}
+
+/** Polls `check` every 50 ms until it returns true or `ms` pass; returns the last outcome. */
+export async function waitFor(check: () => boolean, ms = 10_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
