@@ -22,6 +22,9 @@ import { identityOf, type SessionRecord, SessionStore } from './sessions.js';
 import { shown } from './text.js';
 import { formatTopoCache } from './topo-cache.js';
 
+/** Admin writes through the service are stored as given; see PlatformSetGroupAccess. */
+const WRITE_AS_GIVEN = { force: true } as const;
+
 /** Who is calling, as the bus daemon vouches for the sender's connection. */
 export interface Caller {
   pid: number;
@@ -329,17 +332,20 @@ export class GeopmService {
     },
     PlatformSetGroupAccess: async (caller, [group, signals, controls]) => {
       this.requireAdmin(caller, 'PlatformSetGroupAccess');
-      this.access.setGroupAccess(group as string, signals as string[], controls as string[], this.catalog);
+      // As in GEOPM the service stores what the admin gives (lists may be shared by nodes with
+      // other hardware; unknown names are filtered when read). `joulegate access` validates
+      // names client-side unless -F is given.
+      this.access.setGroupAccess(group as string, signals as string[], controls as string[], this.catalog, WRITE_AS_GIVEN);
       return [];
     },
     PlatformSetGroupAccessSignals: async (caller, [group, signals]) => {
       this.requireAdmin(caller, 'PlatformSetGroupAccessSignals');
-      this.access.setGroupAccess(group as string, signals as string[], undefined, this.catalog);
+      this.access.setGroupAccess(group as string, signals as string[], undefined, this.catalog, WRITE_AS_GIVEN);
       return [];
     },
     PlatformSetGroupAccessControls: async (caller, [group, controls]) => {
       this.requireAdmin(caller, 'PlatformSetGroupAccessControls');
-      this.access.setGroupAccess(group as string, undefined, controls as string[], this.catalog);
+      this.access.setGroupAccess(group as string, undefined, controls as string[], this.catalog, WRITE_AS_GIVEN);
       return [];
     },
     PlatformGetUserAccess: async (caller) => {

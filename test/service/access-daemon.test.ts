@@ -97,3 +97,14 @@ test('-D empties a list through the daemon', async () => {
     'the control list still grants reading',
   );
 });
+
+test('-F stores names this node lacks (lists shared by other nodes); reads still filter them', async () => {
+  ok(await access(['-w', '-F', '-g', 'jg-e2-grpd'], 'OTHER_NODE::ONLY\nTIME\n'));
+  assert.equal(
+    readFileSync(join(h.configDir, 'jg-e2-grpd', 'allowed_signals'), 'utf8'),
+    'OTHER_NODE::ONLY\nTIME\n',
+  );
+  const listed = ok(await access(['-g', 'jg-e2-grpd'])).trim().split('\n');
+  assert.ok(listed.includes('TIME'));
+  assert.ok(!listed.includes('OTHER_NODE::ONLY'), 'an unknown name is never granted');
+});

@@ -76,6 +76,7 @@ export class ServiceHarness {
   readonly pluginDir = tempDir('jg-svc-plugins-');
   daemon?: ChildProcess;
   daemonLog = '';
+  private readonly held: ChildProcess[] = [];
 
   async setup(): Promise<void> {
     makeSysroot(this.sysroot);
@@ -88,7 +89,19 @@ export class ServiceHarness {
     );
     chmodSync(join(this.pluginDir, 'file-controls-plugin.mjs'), 0o644);
     this.bus = await startPrivateBus();
-    after(() => this.daemon?.kill('SIGKILL'));
+    // A failed assertion skips a test's release(): kill leftover clients so the file can end.
+    after(() => {
+      // Held clients run under `setsid --wait`, which forks: killing setsid alone would leave
+      // the client holding our pipes. Closing its stdin releases it; then drop our pipe ends.
+      for (const p of this.held) {
+        p.stdin?.end();
+        p.stdout?.destroy();
+        p.stderr?.destroy();
+        p.kill('SIGKILL');
+        p.unref();
+      }
+      this.daemon?.kill('SIGKILL');
+    });
   }
 
   env(): Record<string, string> {
@@ -173,6 +186,7 @@ export class ServiceHarness {
   async heldClient(steps: unknown[], opts: ClientOptions = {}): Promise<HeldClient> {
     const { cmd, args } = this.clientCommand([...steps, { hold: true }], opts);
     const proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.held.push(proc);
     const results: StepResult[] = [];
     let out = '';
     let err = '';
