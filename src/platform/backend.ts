@@ -45,6 +45,11 @@ export interface Backend {
   controlInfo(name: string): ControlInfo;
   /** Signals that exist on this node but cannot be read here, with the reason. */
   diagnostics(): Diagnostic[];
+  /**
+   * False where a signal does not exist at one native index (a GPU that lacks a function, a
+   * sensor on one package only). Absent means every index of the native domain.
+   */
+  isSignalAvailable?(name: string, idx: number): boolean;
 
   pushSignal(name: string, domain: DomainType, idx: number): number;
   pushControl(name: string, domain: DomainType, idx: number): number;

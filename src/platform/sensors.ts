@@ -46,6 +46,7 @@ function sensorsOf(backend: Backend, topology: Topology): Sensor[] {
     const info = backend.signalInfo(signal);
     const n = topology.numDomain(info.domain);
     for (let idx = 0; idx < n; idx++) {
+      if (backend.isSignalAvailable && !backend.isSignalAvailable(signal, idx)) continue;
       out.push({
         id: sensorId(signal, info.domain, idx),
         backendId: backend.id,

@@ -131,6 +131,11 @@ export abstract class TableBackend<S> implements Backend {
     return this.controls.has(this.resolve(name));
   }
 
+  isSignalAvailable(name: string, idx: number): boolean {
+    const def = this.signalDef(name);
+    return def.available ? def.available(idx) : true;
+  }
+
   diagnostics(): Diagnostic[] {
     return [...this.problems];
   }

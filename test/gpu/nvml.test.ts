@@ -4,6 +4,7 @@ import { loadPlatform } from '../../src/backends/load.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { InvalidArgumentError, PermissionError } from '../../src/platform/errors.js';
 import type { PlatformIO } from '../../src/platform/platform-io.js';
+import { availableSensors } from '../../src/platform/sensors.js';
 import { assertReads, deactivateFakes, FakeGpu, type FakeState, type ReadCase } from '../helpers/fake-gpu.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -107,6 +108,12 @@ describe('NVML backend through the fake libnvidia-ml', () => {
     assert.ok((await pio.readSignal('GPU_ENERGY', GPU, 0)) > 0);
     await assert.rejects(pio.readSignal('GPU_ENERGY', GPU, 1), /not available at gpu 1/);
     assert.throws(() => pio.pushSignal('GPU_ENERGY', GPU, 1), /not available at gpu 1/);
+    // The perun-style sensor listing offers the counter only where it exists.
+    const nvml = pio.loadedBackends().find((b) => b.name === 'NVML')!;
+    const sensors = availableSensors(nvml, pio.topology);
+    assert.deepEqual(sensors['NVML::GPU_ENERGY_CONSUMPTION_TOTAL-gpu-0'], ['nvml', 'gpu', 'J']);
+    assert.equal(sensors['NVML::GPU_ENERGY_CONSUMPTION_TOTAL-gpu-1'], undefined);
+    assert.ok(sensors['NVML::GPU_POWER-gpu-1']);
     // Unsupported on every device: the name is not offered at all.
     assert.equal(pio.isValidSignal('GPU_PCIE_RX_THROUGHPUT'), false);
     const meta = pio

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { inSignature, METHOD_NAMES } from '../../src/service/dbus/interface.js';
@@ -197,6 +197,9 @@ for (const [label, seed, asNonRoot] of [
     assert.equal(open.ok, true, open.message);
     assert.equal(results.length, calls.length);
     results.forEach((res, i) => {
+      // An admin may store names this node lacks (as GEOPM does; they are filtered on read);
+      // whether such a write is well-formed enough to store is checked after the loop.
+      if (res.ok && !asNonRoot && /^PlatformSetGroupAccess/.test(calls[i]!.raw.member)) return;
       assert.equal(res.ok, false, `call ${i} ${JSON.stringify(calls[i]).slice(0, 200)} succeeded`);
       assert.match(res.name ?? '', ERROR_NAME, `call ${i}: ${res.name} ${res.message}`);
       assert.ok((res.message ?? '').length <= 1001, `call ${i}: message of ${res.message?.length} chars`);
@@ -214,6 +217,16 @@ for (const [label, seed, asNonRoot] of [
       { call: 'platformReadSignal', args: ['FILECTL::COUNTER', 0, 0] },
     ]);
     assert.equal(after[2]!.value, 42);
+    // Whatever the fuzzed admin calls stored, nothing unknown is granted and nothing huge is kept.
+    const lists = await h.client([{ call: 'platformGetGroupAccess', args: [''] }]);
+    const granted = lists[0]!.value as { signals: string[]; controls: string[] };
+    const known = new Set(['FILECTL::COUNTER', 'FILECTL::LIMIT', 'FILECTL::MODE', 'TIME', 'TIME::ELAPSED']);
+    for (const name of [...granted.signals, ...granted.controls]) assert.ok(known.has(name), name);
+    for (const dir of readdirSync(h.configDir)) {
+      for (const file of readdirSync(join(h.configDir, dir))) {
+        assert.ok(statSync(join(h.configDir, dir, file)).size < 64 * 1024, `${dir}/${file} grew`);
+      }
+    }
     assert.equal(h.control('FILECTL-LIMIT-0'), '100');
     assert.equal(h.control('FILECTL-MODE-0'), '1');
   });

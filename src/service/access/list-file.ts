@@ -20,14 +20,23 @@ export function formatAccessList(names: readonly string[]): string {
   return names.map((n) => `${n}\n`).join('');
 }
 
+/** Longer than any signal name; a list entry beyond it is garbage, not a name from another node. */
+export const MAX_NAME_LENGTH = 256;
+
 /**
  * A name that cannot round-trip through the file format (empty, whitespace inside, a leading
- * `#`) would silently change meaning when read back, so it is refused even with --force.
+ * `#`) would silently change meaning when read back, and an absurdly long one can only be
+ * garbage, so they are refused even with --force.
  */
 export function checkListNames(kind: 'signals' | 'controls', names: readonly string[]): void {
-  const bad = names.filter((n) => n === '' || /\s/.test(n) || n.startsWith('#'));
+  const bad = names.filter(
+    (n) => n === '' || n.length > MAX_NAME_LENGTH || /\s/.test(n) || n.startsWith('#'),
+  );
   if (bad.length > 0) {
-    const shown = bad.map((n) => JSON.stringify(n)).join(', ');
+    const shown = bad
+      .slice(0, 5)
+      .map((n) => JSON.stringify(n.length > 40 ? `${n.slice(0, 40)}…` : n))
+      .join(', ');
     throw new InvalidArgumentError(`Invalid ${kind} name in access list request: ${shown}`);
   }
 }

@@ -1,0 +1,12 @@
+// Runs every benchmark that needs no accelerator, one after another, each printing its JSON.
+// (bench/gpu-check.ts needs an NVIDIA GPU and is run by hand.)
+import { spawnSync } from 'node:child_process';
+
+const BENCHES = ['sampler', 'energy', 'batch', 'dbus', 'monitor'];
+let failed = 0;
+for (const name of BENCHES) {
+  process.stdout.write(`## bench/${name}.ts\n`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], { stdio: 'inherit' });
+  if (r.status !== 0) failed++;
+}
+process.exitCode = failed === 0 ? 0 : 1;
