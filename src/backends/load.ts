@@ -2,7 +2,7 @@ import type { Backend, BackendContext } from '../platform/backend.js';
 import { errorMessage } from '../platform/errors.js';
 import { PlatformIO } from '../platform/platform-io.js';
 import { Sysroot } from '../platform/sysroot.js';
-import { type Topology, loadTopology } from '../platform/topology.js';
+import { loadTopology, type Topology } from '../platform/topology.js';
 import './all.js';
 import { registeredBackends } from './registry.js';
 

@@ -1,5 +1,5 @@
-import type { BackendContext } from '../platform/backend.js';
 import { Aggregation } from '../platform/aggregation.js';
+import type { BackendContext } from '../platform/backend.js';
 import { DomainType } from '../platform/domains.js';
 import { FormatType } from '../platform/format.js';
 import { Behavior, Units } from '../platform/signal-info.js';

@@ -2,7 +2,7 @@
  * Errors that carry a GEOPM-style error code, so CLIs can map them to exit statuses and the
  * daemon to D-Bus error names. Codes follow geopm_error.h (negative integers).
  */
-export const enum ErrorCode {
+export enum ErrorCode {
   Runtime = -1,
   Logic = -2,
   Invalid = -3,

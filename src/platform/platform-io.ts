@@ -1,9 +1,9 @@
-import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Aggregation, aggregate } from './aggregation.js';
 import type { Backend, Diagnostic } from './backend.js';
-import { DomainType, domainName, isNestedDomain, isValidDomain } from './domains.js';
-import { InvalidArgumentError, JoulegateError, errorMessage } from './errors.js';
+import { type DomainType, domainName, isNestedDomain, isValidDomain } from './domains.js';
+import { errorMessage, InvalidArgumentError, JoulegateError } from './errors.js';
 import { formatValue } from './format.js';
 import type { ControlInfo, SavedControl, SignalInfo } from './signal-info.js';
 import type { Topology } from './topology.js';
@@ -119,7 +119,9 @@ export class PlatformIO {
     }
     const indices = this.topology.nested(native, domain, idx);
     if (indices.length === 0) {
-      throw new InvalidArgumentError(`${name}: ${domainName(domain)} ${idx} contains no ${domainName(native)}`);
+      throw new InvalidArgumentError(
+        `${name}: ${domainName(domain)} ${idx} contains no ${domainName(native)}`,
+      );
     }
     return indices;
   }
@@ -201,7 +203,8 @@ export class PlatformIO {
     this.readDone = true;
     // Pushes are closed from here on, so the backends to read are fixed: found once, not per
     // batch (the batch server calls this thousands of times a second).
-    const backends = (this.batchBackends ??= this.backendsWith(this.signalHandles));
+    if (this.batchBackends === undefined) this.batchBackends = this.backendsWith(this.signalHandles);
+    const backends = this.batchBackends;
     if (backends.length === 1) await backends[0]!.readBatch();
     else if (backends.length > 1) await Promise.all(backends.map((b) => b.readBatch()));
   }

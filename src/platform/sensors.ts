@@ -24,12 +24,14 @@ export interface Sensor {
 /** Device class of a signal, from its name and domain. */
 export function deviceTypeOf(info: SignalInfo): DeviceType {
   const n = info.name.toUpperCase();
-  if (info.domain === DomainType.Gpu || info.domain === DomainType.GpuChip || /(^|:)GPU_/.test(n)) return 'gpu';
+  if (info.domain === DomainType.Gpu || info.domain === DomainType.GpuChip || /(^|:)GPU_/.test(n))
+    return 'gpu';
   if (/DRAM|MEMORY/.test(n)) return 'ram';
   if (/DISK/.test(n)) return 'disk';
   if (/NET_|NETWORK/.test(n)) return 'net';
   if (/BOARD|PSYS|PLATFORM/.test(n)) return 'node';
-  if ([DomainType.Package, DomainType.Core, DomainType.Cpu].includes(info.domain) || /CPU/.test(n)) return 'cpu';
+  if ([DomainType.Package, DomainType.Core, DomainType.Cpu].includes(info.domain) || /CPU/.test(n))
+    return 'cpu';
   if (info.domain === DomainType.Board) return 'node';
   return 'other';
 }

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParseError, PermissionError } from './errors.js';
 

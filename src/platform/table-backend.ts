@@ -1,6 +1,6 @@
 import type { Backend, BackendContext, Diagnostic, SignalSpec } from './backend.js';
 import { type DomainType, domainName } from './domains.js';
-import { InvalidArgumentError, JoulegateError, errorMessage } from './errors.js';
+import { errorMessage, InvalidArgumentError, JoulegateError } from './errors.js';
 import type { ControlInfo, SavedControl, SignalInfo } from './signal-info.js';
 import type { Topology } from './topology.js';
 
@@ -74,10 +74,12 @@ export abstract class TableBackend<S> implements Backend {
   /** Reads what the pushed requests need (e.g. /proc/stat once); `requests` may be empty. */
   protected abstract snapshot(requests: readonly { def: SignalDef<S>; idx: number }[]): S | Promise<S>;
   /** Builds the signal and control tables; called by setup() once the context is known. */
-  protected abstract define(ctx: BackendContext): {
-    signals: SignalDef<S>[];
-    controls?: ControlDef<S>[];
-  } | Promise<{ signals: SignalDef<S>[]; controls?: ControlDef<S>[] }>;
+  protected abstract define(ctx: BackendContext):
+    | {
+        signals: SignalDef<S>[];
+        controls?: ControlDef<S>[];
+      }
+    | Promise<{ signals: SignalDef<S>[]; controls?: ControlDef<S>[] }>;
 
   metadata(): Record<string, unknown> {
     return {};
@@ -325,7 +327,9 @@ export abstract class TableBackend<S> implements Backend {
       }
     }
     if (failures.length > 0) {
-      throw new JoulegateError(`${this.name}: failed to restore ${failures.length} setting(s): ${failures.join('; ')}`);
+      throw new JoulegateError(
+        `${this.name}: failed to restore ${failures.length} setting(s): ${failures.join('; ')}`,
+      );
     }
   }
 }

@@ -1,6 +1,6 @@
 import { DOMAIN_COUNT, DomainType, domainName, isNestedDomain } from './domains.js';
 import { InvalidArgumentError, ParseError } from './errors.js';
-import { Sysroot, parseCpuList } from './sysroot.js';
+import { parseCpuList, Sysroot } from './sysroot.js';
 
 /** Where one logical CPU sits, by Linux's own ids. */
 export interface CpuPlacement {
@@ -125,7 +125,8 @@ export class Topology {
   }
 
   numDomain(domain: DomainType): number {
-    if (domain < 0 || domain >= DOMAIN_COUNT) throw new InvalidArgumentError(`invalid domain type: ${domain}`);
+    if (domain < 0 || domain >= DOMAIN_COUNT)
+      throw new InvalidArgumentError(`invalid domain type: ${domain}`);
     return this.counts[domain]!;
   }
 
@@ -225,10 +226,12 @@ export function readTopologyInput(root: Sysroot = new Sysroot()): TopologyInput 
   }
   const cpus: CpuPlacement[] = online.map((cpu) => {
     const dir = `${base}/cpu${cpu}/topology`;
-    const packageId = root.exists(`${dir}/physical_package_id`) ? root.readNumber(`${dir}/physical_package_id`) : 0;
+    const packageId = root.exists(`${dir}/physical_package_id`)
+      ? root.readNumber(`${dir}/physical_package_id`)
+      : 0;
     const coreId = root.exists(`${dir}/core_id`) ? root.readNumber(`${dir}/core_id`) : cpu;
     // Some VMs report -1 for an unknown package; treat it as package 0.
-    return { cpu, packageId: packageId < 0 ? 0 : packageId, coreId };
+    return { cpu, packageId: Math.max(0, packageId), coreId };
   });
   const nodeBase = '/sys/devices/system/node';
   const numa: NumaNode[] = root
@@ -236,9 +239,13 @@ export function readTopologyInput(root: Sysroot = new Sysroot()): TopologyInput 
     .filter((e) => /^node\d+$/.test(e))
     .map((e) => {
       const node = Number(e.slice(4));
-      const cpulist = root.exists(`${nodeBase}/${e}/cpulist`) ? root.readText(`${nodeBase}/${e}/cpulist`) : '';
+      const cpulist = root.exists(`${nodeBase}/${e}/cpulist`)
+        ? root.readText(`${nodeBase}/${e}/cpulist`)
+        : '';
       const onlineSet = new Set(online);
-      const distText = root.exists(`${nodeBase}/${e}/distance`) ? root.readText(`${nodeBase}/${e}/distance`) : '';
+      const distText = root.exists(`${nodeBase}/${e}/distance`)
+        ? root.readText(`${nodeBase}/${e}/distance`)
+        : '';
       const distance = distText.trim() === '' ? undefined : distText.trim().split(/\s+/).map(Number);
       return { node, cpus: parseCpuList(cpulist).filter((c) => onlineSet.has(c)), distance };
     });

@@ -335,17 +335,35 @@ export class GeopmService {
       // As in GEOPM the service stores what the admin gives (lists may be shared by nodes with
       // other hardware; unknown names are filtered when read). `joulegate access` validates
       // names client-side unless -F is given.
-      this.access.setGroupAccess(group as string, signals as string[], controls as string[], this.catalog, WRITE_AS_GIVEN);
+      this.access.setGroupAccess(
+        group as string,
+        signals as string[],
+        controls as string[],
+        this.catalog,
+        WRITE_AS_GIVEN,
+      );
       return [];
     },
     PlatformSetGroupAccessSignals: async (caller, [group, signals]) => {
       this.requireAdmin(caller, 'PlatformSetGroupAccessSignals');
-      this.access.setGroupAccess(group as string, signals as string[], undefined, this.catalog, WRITE_AS_GIVEN);
+      this.access.setGroupAccess(
+        group as string,
+        signals as string[],
+        undefined,
+        this.catalog,
+        WRITE_AS_GIVEN,
+      );
       return [];
     },
     PlatformSetGroupAccessControls: async (caller, [group, controls]) => {
       this.requireAdmin(caller, 'PlatformSetGroupAccessControls');
-      this.access.setGroupAccess(group as string, undefined, controls as string[], this.catalog, WRITE_AS_GIVEN);
+      this.access.setGroupAccess(
+        group as string,
+        undefined,
+        controls as string[],
+        this.catalog,
+        WRITE_AS_GIVEN,
+      );
       return [];
     },
     PlatformGetUserAccess: async (caller) => {

@@ -47,9 +47,13 @@ export async function startPrivateBus(): Promise<PrivateBus> {
 </busconfig>
 `,
   );
-  const proc = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    'dbus-daemon',
+    ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const address = await new Promise<string>((resolve, reject) => {
     let buf = '';
     proc.stdout!.on('data', (d) => {

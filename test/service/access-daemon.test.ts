@@ -104,7 +104,9 @@ test('-F stores names this node lacks (lists shared by other nodes); reads still
     readFileSync(join(h.configDir, 'jg-e2-grpd', 'allowed_signals'), 'utf8'),
     'OTHER_NODE::ONLY\nTIME\n',
   );
-  const listed = ok(await access(['-g', 'jg-e2-grpd'])).trim().split('\n');
+  const listed = ok(await access(['-g', 'jg-e2-grpd']))
+    .trim()
+    .split('\n');
   assert.ok(listed.includes('TIME'));
   assert.ok(!listed.includes('OTHER_NODE::ONLY'), 'an unknown name is never granted');
 });
