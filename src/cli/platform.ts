@@ -1,5 +1,4 @@
 import { loadPlatform } from '../backends/load.js';
-import { ServiceBackend } from '../backends/service/index.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { hasCapSysAdmin } from '../service/process-info.js';
 
@@ -18,6 +17,8 @@ export interface OpenPlatformOptions {
  */
 export async function openPlatform(options: OpenPlatformOptions = {}): Promise<PlatformIO> {
   if (hasCapSysAdmin(process.pid)) return loadPlatform();
+  // Loaded only here: the D-Bus and batch client cost start-up time that admins never need.
+  const { ServiceBackend } = await import('../backends/service/index.js');
   const pio = await loadPlatform({ extra: [new ServiceBackend()] });
   const missing = pio.diagnostics().find((d) => d.backend === 'SERVICE' && d.signal === undefined);
   if (missing) {
