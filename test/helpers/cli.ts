@@ -42,6 +42,11 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+    // A command that exits without reading its input closes the pipe first: EPIPE on our end
+    // is that, not a failure (the exit status and output are what tests assert).
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(opts.input ?? '');
   });
 }

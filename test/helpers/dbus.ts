@@ -15,20 +15,8 @@ export interface PrivateBus {
   stop(): void;
 }
 
-export async function startPrivateBus(): Promise<PrivateBus> {
-  const dir = tempDir('joulegate-bus-');
-  chmodSync(dir, 0o755); // other test users must reach the socket
-  const socket = join(dir, 'system_bus_socket');
-  const config = join(dir, 'bus.conf');
-  writeFileSync(
-    config,
-    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=${socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
+/** The default policy: like a system bus with packaging/'s rules for our name. */
+export const TEST_BUS_POLICY = `  <policy context="default">
     <allow user="*"/>
     <deny own="*"/>
     <allow send_type="method_call"/>
@@ -43,7 +31,23 @@ export async function startPrivateBus(): Promise<PrivateBus> {
   </policy>
   <policy user="root">
     <allow own="*"/>
-  </policy>
+  </policy>`;
+
+/** Starts a bus with `policy` (the busconfig elements after listen/auth). */
+export async function startPrivateBus(policy: string = TEST_BUS_POLICY): Promise<PrivateBus> {
+  const dir = tempDir('joulegate-bus-');
+  chmodSync(dir, 0o755); // other test users must reach the socket
+  const socket = join(dir, 'system_bus_socket');
+  const config = join(dir, 'bus.conf');
+  writeFileSync(
+    config,
+    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=${socket}</listen>
+  <auth>EXTERNAL</auth>
+${policy}
 </busconfig>
 `,
   );

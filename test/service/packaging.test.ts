@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { DBusConnection } from '../../src/service/dbus/connection.js';
 import { run } from '../helpers/cli.js';
+import { startPrivateBus } from '../helpers/dbus.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser } from '../helpers/users.js';
 
@@ -109,19 +109,9 @@ test('the tmpfiles entry creates /run/geopm 0711 and /etc/geopm 0700, root-owned
  * unless a policy file allows it), optionally including the shipped policy.
  */
 async function systemLikeBus(includePolicy: boolean): Promise<string> {
-  const dir = tempDir('joulegate-policy-bus-');
-  chmodSync(dir, 0o755);
-  const socket = join(dir, 'system_bus_socket');
-  const config = join(dir, 'system.conf');
-  writeFileSync(
-    config,
-    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=${socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
+  // A distribution's system bus denies method calls by default; only the included policy file
+  // opens io.github.geopm.
+  const bus = await startPrivateBus(`  <policy context="default">
     <allow user="*"/>
     <deny own="*"/>
     <deny send_type="method_call"/>
@@ -134,32 +124,8 @@ async function systemLikeBus(includePolicy: boolean): Promise<string> {
     <allow receive_type="signal"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
   </policy>
-  ${includePolicy ? `<include>${POLICY}</include>` : ''}
-</busconfig>
-`,
-  );
-  const proc: ChildProcess = spawn(
-    'dbus-daemon',
-    ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  after(() => {
-    if (proc.exitCode === null) proc.kill('SIGTERM');
-  });
-  let errors = '';
-  proc.stderr!.on('data', (d) => {
-    errors += d;
-  });
-  return new Promise<string>((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (d) => {
-      buf += d;
-      if (buf.includes('\n')) resolve(buf.trim());
-    });
-    proc.on('exit', (code) => reject(new Error(`dbus-daemon exited with ${code}: ${errors}`)));
-  });
+  ${includePolicy ? `<include>${POLICY}</include>` : ''}`);
+  return bus.address;
 }
 
 function dbusSend(address: string, args: string[], user?: ReturnType<typeof ensureUser>) {
