@@ -186,6 +186,8 @@ export class ServiceHarness {
   async heldClient(steps: unknown[], opts: ClientOptions = {}): Promise<HeldClient> {
     const { cmd, args } = this.clientCommand([...steps, { hold: true }], opts);
     const proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Releasing a client that already died (a kill test) closes a broken pipe: not an error.
+    proc.stdin!.on('error', () => {});
     this.held.push(proc);
     const results: StepResult[] = [];
     let out = '';
