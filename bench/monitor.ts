@@ -13,11 +13,18 @@ import { join } from 'node:path';
 
 const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-// A fixed amount of integer work (no I/O, no allocation): about 0.5 s on an idle core of the project VMs.
+// A fixed amount of integer work (no I/O, no allocation): 5e7 iterations take about 0.5–1.5 s on
+// the project VMs. The wall ratio includes the monitor's fixed start cost, so it only approaches
+// 1 for long workloads: BENCH_WORKLOAD_ITERATIONS=1e9 (about 30 s) measures that regime.
+const ITERATIONS = Number(process.env.BENCH_WORKLOAD_ITERATIONS ?? 5e7);
+if (!Number.isFinite(ITERATIONS) || ITERATIONS <= 0) {
+  console.error(`bench/monitor: BENCH_WORKLOAD_ITERATIONS must be a positive number`);
+  process.exit(2);
+}
 const WORKLOAD = [
   process.execPath,
   '-e',
-  'let x=0;for(let i=0;i<5e7;i++){x=(x+i*i)%1000003}if(x<0)console.log(x)',
+  `let x=0;for(let i=0;i<${ITERATIONS};i++){x=(x+i*i)%1000003}if(x<0)console.log(x)`,
 ];
 const out = mkdtempSync(join(tmpdir(), 'joulegate-bench-'));
 
@@ -83,6 +90,7 @@ console.log(
   JSON.stringify(
     {
       runs: RUNS,
+      workload_iterations: ITERATIONS,
       workload_bare_wall_s: med('bare', 'wall'),
       ratio_10hz: med('hz10', 'wall') / med('bare', 'wall'),
       ratio_1hz: med('hz1', 'wall') / med('bare', 'wall'),
