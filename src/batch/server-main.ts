@@ -7,23 +7,24 @@
  * Exit status 0: the client quit or went away; 1: the request could not be served.
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
 import { errorMessage } from '../platform/errors.js';
+import * as z from '../platform/validation.js';
 import { processExists, type ServerReport } from './protocol.js';
 import { BatchServer } from './server.js';
 
-const requestSchema = z.object({ name: z.string(), domain: z.number().int(), idx: z.number().int() });
+const requestSchema = z.object({ name: z.string(), domain: z.int(), idx: z.int() });
+const id = () => z.int().check(z.nonnegative());
 const configSchema = z.object({
   runDir: z.string(),
-  key: z.string().regex(/^\d+$/),
-  clientUid: z.number().int().nonnegative(),
-  clientGid: z.number().int().nonnegative(),
+  key: z.string().check(z.regex(/^\d+$/)),
+  clientUid: id(),
+  clientGid: id(),
   signals: z.array(requestSchema),
   controls: z.array(requestSchema),
   /** The launcher's pid: the server must not outlive it. */
-  parentPid: z.number().int().positive(),
+  parentPid: z.int().check(z.positive()),
 });
 
 function report(msg: ServerReport): void {

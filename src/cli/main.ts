@@ -25,6 +25,15 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that went away (`joulegate … | head`) is not our failure: the rest of the output is
+// dropped and the exit status stays what the command decides (the monitored app's, for
+// `monitor`, whose report files are written regardless).
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') return;
+  process.stderr.write(`Error: cannot write to standard output: ${errorMessage(err)}\n`);
+  process.exitCode = 1;
+});
+
 main(process.argv).then(
   (code) => {
     process.exitCode = code;

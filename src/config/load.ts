@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
+import type * as z from '../platform/validation.js';
 import { formatIni, type IniData, parseIni } from './ini.js';
 import { CONFIG_SCHEMA, type Config, type Section } from './schema.js';
 
@@ -14,9 +15,9 @@ export interface ConfigLayer {
 const SECTIONS = Object.keys(CONFIG_SCHEMA) as Section[];
 
 function keySchema(section: string, key: string) {
-  const s = (
-    CONFIG_SCHEMA as Record<string, Record<string, { schema: import('zod').ZodType; default: string }>>
-  )[section];
+  const s = (CONFIG_SCHEMA as Record<string, Record<string, { schema: z.ZodMiniType; default: string }>>)[
+    section
+  ];
   return s?.[key];
 }
 

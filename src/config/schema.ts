@@ -1,33 +1,41 @@
-import { z } from 'zod';
+import * as z from '../platform/validation.js';
 
-const regexList = z.string().refine(
-  (s) =>
-    s
-      .split(/\s+/)
-      .filter(Boolean)
-      .every((r) => {
-        try {
-          new RegExp(r);
-          return true;
-        } catch {
-          return false;
-        }
-      }),
-  'not a space-separated list of valid regular expressions',
+const regexList = z.string().check(
+  z.refine(
+    (s) =>
+      s
+        .split(/\s+/)
+        .filter(Boolean)
+        .every((r) => {
+          try {
+            new RegExp(r);
+            return true;
+          } catch {
+            return false;
+          }
+        }),
+    'not a space-separated list of valid regular expressions',
+  ),
 );
-const number = (min: number, max = Number.POSITIVE_INFINITY) => z.coerce.number().finite().min(min).max(max);
-const int = (min: number) => z.coerce.number().int().min(min);
+const number = (min: number, max = Number.POSITIVE_INFINITY) =>
+  z.coerce.number().check(z.minimum(min), z.maximum(max));
+const int = (min: number) =>
+  z.coerce.number().check(z.refine(Number.isSafeInteger, 'expected an integer'), z.minimum(min));
 export const FORMATS = ['text', 'json', 'csv', 'bench', 'hdf5', 'html'] as const;
-const formatList = z.string().refine(
-  (s) =>
-    s.split(/[\s,]+/).filter(Boolean).length > 0 &&
-    s
-      .split(/[\s,]+/)
-      .filter(Boolean)
-      .every((f) => (FORMATS as readonly string[]).includes(f)),
-  `expected one or more of ${FORMATS.join(', ')}`,
+const formatList = z.string().check(
+  z.refine(
+    (s) =>
+      s.split(/[\s,]+/).filter(Boolean).length > 0 &&
+      s
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .every((f) => (FORMATS as readonly string[]).includes(f)),
+    `expected one or more of ${FORMATS.join(', ')}`,
+  ),
 );
-const metricList = z.string().regex(/^[a-z_]+(\s*,\s*[a-z_]+)*$/, 'expected comma-separated metric names');
+const metricList = z
+  .string()
+  .check(z.regex(/^[a-z_]+(\s*,\s*[a-z_]+)*$/, 'expected comma-separated metric names'));
 const magnitude = z.enum(['', 'p', 'n', 'u', 'µ', 'm', 'k', 'M', 'G', 'T']);
 
 /**
@@ -40,7 +48,7 @@ export const CONFIG_SCHEMA = {
     pue: { schema: number(1), default: '1.0' },
     emissions_factor: { schema: number(0), default: '230.0' },
     price_factor: { schema: number(0), default: '0.2678' },
-    price_unit: { schema: z.string().min(1), default: '€' },
+    price_unit: { schema: z.string().check(z.minLength(1)), default: '€' },
   },
   monitor: {
     sampling_period: { schema: number(0.01), default: '1' },
@@ -53,9 +61,12 @@ export const CONFIG_SCHEMA = {
   },
   output: {
     app_name: { schema: z.string(), default: '' },
-    run_id: { schema: z.string().regex(/^[\w.:-]*$/, 'only letters, digits, _ . : - allowed'), default: '' },
+    run_id: {
+      schema: z.string().check(z.regex(/^[\w.:-]*$/, 'only letters, digits, _ . : - allowed')),
+      default: '',
+    },
     format: { schema: formatList, default: 'text' },
-    data_out: { schema: z.string().min(1), default: './joulegate_results' },
+    data_out: { schema: z.string().check(z.minLength(1)), default: './joulegate_results' },
   },
   benchmarking: {
     rounds: { schema: int(1), default: '1' },
@@ -78,5 +89,5 @@ export const CONFIG_SCHEMA = {
 
 type Schema = typeof CONFIG_SCHEMA;
 export type Section = keyof Schema;
-type Out<E> = E extends { schema: infer Z extends z.ZodType } ? z.output<Z> : never;
+type Out<E> = E extends { schema: infer Z extends z.ZodMiniType } ? z.output<Z> : never;
 export type Config = { [S in Section]: { [K in keyof Schema[S]]: Out<Schema[S][K]> } };

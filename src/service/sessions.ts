@@ -1,6 +1,6 @@
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from '../platform/validation.js';
 import { isSameProcess, type ProcessIdentity } from './process-info.js';
 import { type Log, quarantine, secureMakeFile, secureReadFile } from './secure-files.js';
 
@@ -9,21 +9,20 @@ import { type Log, quarantine, secureMakeFile, secureReadFile } from './secure-f
  * /proc/<pid>/stat at open), which pins the record to one process so a recycled pid can never
  * inherit it.
  */
-export const SessionSchema = z
-  .object({
-    client_pid: z.number().int().positive(),
-    client_uid: z.number().int().min(0),
-    client_gid: z.number().int().min(0),
-    create_time: z.number().min(0),
-    start_ticks: z.number().int().min(0),
-    signals: z.array(z.string()),
-    controls: z.array(z.string()),
-    reference_count: z.number().int().min(0).optional(),
-    watch_id: z.number().int().optional(),
-    batch_server: z.number().int().optional(),
-    profile_name: z.string().optional(),
-  })
-  .strict();
+const count = () => z.int().check(z.nonnegative());
+export const SessionSchema = z.strictObject({
+  client_pid: z.int().check(z.positive()),
+  client_uid: count(),
+  client_gid: count(),
+  create_time: z.number().check(z.nonnegative()),
+  start_ticks: count(),
+  signals: z.array(z.string()),
+  controls: z.array(z.string()),
+  reference_count: z.optional(count()),
+  watch_id: z.optional(z.int()),
+  batch_server: z.optional(z.int()),
+  profile_name: z.optional(z.string()),
+});
 
 export type SessionRecord = z.infer<typeof SessionSchema>;
 

@@ -95,6 +95,24 @@ describe('exit status and interrupts', () => {
     assert.match(missing.stderr, /^Error: cannot run no-such-command-xyz: command not found\n$/);
   });
 
+  it('keeps the app status and writes the report when stdout is closed early (| head)', async () => {
+    const out = tempDir();
+    const child = spawn(
+      process.execPath,
+      [CLI, 'monitor', '--data-out', out, '--', 'sh', '-c', 'sleep 0.2; exit 5'],
+      { cwd: out, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    assert.equal(code, 5, stderr);
+    assert.doesNotMatch(stderr, /EPIPE|node:events|\n\s+at /);
+    assert.equal(files(out, /^failed_sh_.*\.txt$/).length, 1);
+  });
+
   it('forwards SIGINT to the app and still writes a partial report marked failed', async () => {
     const out = tempDir();
     const child = spawn(

@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import { AGGREGATION_NAMES } from '../../platform/aggregation.js';
 import { ParseError } from '../../platform/errors.js';
 import { BEHAVIOR_NAMES, UNITS_NAMES } from '../../platform/signal-info.js';
+import * as z from '../../platform/validation.js';
 
 /**
  * MSR tables: GEOPM's msrs.schema.json shape (msrs.<REG>.{offset, domain, fields.<F>.{begin_bit,
@@ -16,67 +16,65 @@ const enumOf = (names: readonly string[]) => z.enum(names as [string, ...string[
 export const FIELD_FUNCTIONS = ['scale', 'log_half', '7_bit_float', 'overflow', 'logic'] as const;
 export type FieldFunction = (typeof FIELD_FUNCTIONS)[number];
 
-const FieldSchema = z
-  .object({
-    begin_bit: z.number().int().min(0).max(63),
-    end_bit: z.number().int().min(0).max(63),
-    function: z.enum(FIELD_FUNCTIONS),
-    units: enumOf(UNITS_NAMES),
-    scalar: z.number().positive(),
-    behavior: enumOf(BEHAVIOR_NAMES),
-    writeable: z.boolean(),
-    aggregation: enumOf(AGGREGATION_NAMES),
-    description: z.string().min(1),
-    /** The decoded value of this field (same CPU) multiplies `scalar`: RAPL unit registers. */
-    units_from: z.string().regex(FIELD_REF).optional(),
-  })
-  .strict()
-  .refine((f) => f.end_bit >= f.begin_bit, { message: 'end_bit must not be below begin_bit' });
+const name = () => z.string().check(z.regex(NAME));
+const fieldRef = () => z.string().check(z.regex(FIELD_REF));
+const bit = () => z.int().check(z.minimum(0), z.maximum(63));
 
-const RegisterSchema = z
-  .object({
-    offset: z.string().regex(/^0x[0-9a-fA-F]{1,8}$/, 'offset must be a hex string such as "0x610"'),
-    domain: z.enum(['cpu', 'core', 'package', 'board']),
-    fields: z.record(z.string().regex(NAME), FieldSchema),
-  })
-  .strict();
-
-const DerivedSchema = z.union([
-  z.object({ derivative: z.string().regex(FIELD_REF), description: z.string() }).strict(),
-  z
-    .object({
-      difference: z.tuple([z.string().regex(FIELD_REF), z.string().regex(FIELD_REF)]),
-      description: z.string(),
+// Built on first use: the schema is only needed where MSR tables are read, and building it
+// costs every CLI start a few milliseconds otherwise.
+function buildMsrTableSchema() {
+  const FieldSchema = z
+    .strictObject({
+      begin_bit: bit(),
+      end_bit: bit(),
+      function: z.enum(FIELD_FUNCTIONS),
+      units: enumOf(UNITS_NAMES),
+      scalar: z.number().check(z.positive()),
+      behavior: enumOf(BEHAVIOR_NAMES),
+      writeable: z.boolean(),
+      aggregation: enumOf(AGGREGATION_NAMES),
+      description: z.string().check(z.minLength(1)),
+      /** The decoded value of this field (same CPU) multiplies `scalar`: RAPL unit registers. */
+      units_from: z.optional(fieldRef()),
     })
-    .strict(),
-]);
+    .check(z.refine((f) => f.end_bit >= f.begin_bit, 'end_bit must not be below begin_bit'));
 
-export const MsrTableSchema = z
-  .object({
-    match: z
-      .object({
-        vendor: z.string().min(1),
-        families: z.array(z.number().int()).optional(),
-        /** Only these models (cpuinfo `model`) of the families: for per-model register quirks. */
-        models: z.array(z.number().int()).optional(),
-      })
-      .strict(),
-    msrs: z.record(z.string().regex(NAME), RegisterSchema),
+  const RegisterSchema = z.strictObject({
+    offset: z.string().check(z.regex(/^0x[0-9a-fA-F]{1,8}$/, 'offset must be a hex string such as "0x610"')),
+    domain: z.enum(['cpu', 'core', 'package', 'board']),
+    fields: z.record(name(), FieldSchema),
+  });
+
+  const DerivedSchema = z.union([
+    z.strictObject({ derivative: fieldRef(), description: z.string() }),
+    z.strictObject({ difference: z.tuple([fieldRef(), fieldRef()]), description: z.string() }),
+  ]);
+
+  return z.strictObject({
+    match: z.strictObject({
+      vendor: z.string().check(z.minLength(1)),
+      families: z.optional(z.array(z.int())),
+      /** Only these models (cpuinfo `model`) of the families: for per-model register quirks. */
+      models: z.optional(z.array(z.int())),
+    }),
+    msrs: z.record(name(), RegisterSchema),
     /** High-level name → `REG:FIELD` (or the name of a derived signal). */
-    aliases: z.record(z.string().regex(NAME), z.string()).optional(),
+    aliases: z.optional(z.record(name(), z.string())),
     /** Signals computed from fields: power from an energy counter, temperature below a target. */
-    derived: z.record(z.string().regex(NAME), DerivedSchema).optional(),
-  })
-  .strict();
+    derived: z.optional(z.record(name(), DerivedSchema)),
+  });
+}
+let schema: ReturnType<typeof buildMsrTableSchema> | undefined;
 
-export type MsrTable = z.infer<typeof MsrTableSchema>;
+export type MsrTable = z.infer<ReturnType<typeof buildMsrTableSchema>>;
 export type MsrRegister = MsrTable['msrs'][string];
 export type MsrField = MsrRegister['fields'][string];
 export type MsrDerived = NonNullable<MsrTable['derived']>[string];
 
 /** Validates a table; every problem is named with its path, on one line. */
 export function parseMsrTable(data: unknown, what: string): MsrTable {
-  const r = MsrTableSchema.safeParse(data);
+  schema ??= buildMsrTableSchema();
+  const r = schema.safeParse(data);
   if (!r.success) {
     const issues = r.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ');
     throw new ParseError(`${what}: invalid MSR table: ${issues}`);

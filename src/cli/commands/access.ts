@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { errorMessage } from '../../platform/errors.js';
 import { parseAccessList, sortedUnique } from '../../service/access/list-file.js';
 import { type AccessOptions, planAccess, UsageError } from '../access/options.js';
-import { type AccessKind, type AccessStore, DaemonAccessStore, DirectAccessStore } from '../access/stores.js';
+import type { AccessKind, AccessStore } from '../access/stores.js';
 import { VERSION } from '../version.js';
 
 const DESCRIPTION = [
@@ -45,6 +45,8 @@ export async function runAccess(opts: AccessOptions): Promise<number> {
       return 0;
     }
     const action = planAccess(opts);
+    // The D-Bus client loads only when `access` runs, keeping every other command's start cheap.
+    const { DaemonAccessStore, DirectAccessStore } = await import('../access/stores.js');
     const store: AccessStore = opts.direct ? new DirectAccessStore() : await DaemonAccessStore.connect();
     const kind: AccessKind = opts.controls ? 'controls' : 'signals';
     try {

@@ -3,8 +3,8 @@ import { type Command, CommanderError } from 'commander';
 import { errorMessage } from '../../platform/errors.js';
 import type { PlatformIO } from '../../platform/platform-io.js';
 import { openPlatform } from '../platform.js';
-import { type ReportFormat, runSession, type SessionConfig } from '../session/run.js';
-import { openSink, readRequestLines, type Sink } from '../session/sinks.js';
+import type { ReportFormat, SessionConfig } from '../session/run.js';
+import type { Sink } from '../session/sinks.js';
 import { VERSION } from '../version.js';
 
 /** geopmsession is a Python argparse tool: bad option values exit 2, runtime errors 255. */
@@ -99,6 +99,11 @@ async function session(opts: RawOptions): Promise<void> {
     return;
   }
   const config = sessionConfigOf(opts);
+  // Loaded only when a session runs, keeping every other command's start cheap.
+  const [{ runSession }, { openSink, readRequestLines }] = await Promise.all([
+    import('../session/run.js'),
+    import('../session/sinks.js'),
+  ]);
   let report: Sink | undefined;
   let trace: Sink | undefined;
   let pio: PlatformIO | undefined;
