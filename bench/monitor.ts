@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
+// The installed command, as users run it (bin/joulegate starts dist/cli/main.js).
+const JOULEGATE = new URL('../bin/joulegate', import.meta.url).pathname;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 // A fixed amount of integer work (no I/O, no allocation): 5e7 iterations take about 0.5–1.5 s on
 // the project VMs. The wall ratio includes the monitor's fixed start cost, so it only approaches
@@ -47,8 +48,7 @@ function timed(argv: string[]): Timing {
 }
 
 const monitor = (period: string, cmd: string[]) => [
-  process.execPath,
-  CLI,
+  JOULEGATE,
   'monitor',
   '--sampling-period',
   period,

@@ -24,7 +24,9 @@ await build({
   sourcemap: true,
   external: ['koffi', 'h5wasm', 'vega', 'vega-lite'],
   // CommonJS dependencies bundled into ESM need a real `require` for Node built-ins.
-  banner: { js: "import { createRequire as __jgCreateRequire } from 'node:module'; const require = __jgCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __jgCreateRequire } from 'node:module'; const require = __jgCreateRequire(import.meta.url);",
+  },
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: 'warning',

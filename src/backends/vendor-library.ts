@@ -1,5 +1,7 @@
-import koffi, { type LibraryHandle } from 'koffi';
+import type { LibraryHandle } from 'koffi';
 import { ErrorCode, errorMessage, JoulegateError, PermissionError } from '../platform/errors.js';
+import { loadKoffi } from '../platform/ffi.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { BackendUnavailableError } from './registry.js';
 
 /** How to find one vendor library: its soname and the env var that overrides the path. */
@@ -8,6 +10,25 @@ export interface VendorLibrarySpec {
   envVar: string;
   /** Why the library is usually missing, shown in listings (e.g. "no NVIDIA driver?"). */
   hint: string;
+  /** The vendor's kernel driver, as named in messages ("NVIDIA", "amdgpu"). */
+  driver: string;
+  /** Paths that exist when that driver is loaded (any one is enough). */
+  driverPaths: string[];
+}
+
+/**
+ * Throws BackendUnavailableError unless the vendor's kernel driver shows itself under the
+ * sysroot, or the library path is overridden (tests, unusual installs). Without the driver the
+ * library cannot find a GPU anyway; checking a few paths first spares the many nodes without
+ * that vendor's GPUs loading koffi and searching the loader path for the library.
+ */
+export function requireVendorDriver(spec: VendorLibrarySpec, sysroot: Sysroot): void {
+  const override = process.env[spec.envVar];
+  if (override !== undefined && override !== '') return;
+  if (spec.driverPaths.some((p) => sysroot.exists(p))) return;
+  throw new BackendUnavailableError(
+    `no ${spec.driver} driver loaded (none of ${spec.driverPaths.join(', ')} exists)`,
+  );
 }
 
 /**
@@ -19,7 +40,7 @@ export function openVendorLibrary(spec: VendorLibrarySpec): { lib: LibraryHandle
   const override = process.env[spec.envVar];
   const path = override !== undefined && override !== '' ? override : spec.soname;
   try {
-    return { lib: koffi.load(path), path };
+    return { lib: loadKoffi().load(path), path };
   } catch (err) {
     const detail = errorMessage(err).split('\n')[0];
     const where = path === spec.soname ? spec.soname : `${path} (from ${spec.envVar})`;

@@ -25,6 +25,14 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// bin/joulegate moves NODE_EXTRA_CA_CERTS aside so that Node skips parsing a CA bundle this
+// process never uses; what joulegate starts (the monitored app) gets it back.
+const savedCaCerts = process.env.JOULEGATE_SAVED_NODE_EXTRA_CA_CERTS;
+if (savedCaCerts !== undefined) {
+  process.env.NODE_EXTRA_CA_CERTS = savedCaCerts;
+  delete process.env.JOULEGATE_SAVED_NODE_EXTRA_CA_CERTS;
+}
+
 // A reader that went away (`joulegate … | head`) is not our failure: the rest of the output is
 // dropped and the exit status stays what the command decides (the monitored app's, for
 // `monitor`, whose report files are written regardless).

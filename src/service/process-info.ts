@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import koffi from 'koffi';
+import { loadKoffi } from '../platform/ffi.js';
 
 /**
  * Facts about client processes, always from the machine's real /proc (never the sysroot:
@@ -102,7 +102,7 @@ let libc: Libc | undefined;
 
 function lib(): Libc {
   if (libc) return libc;
-  const c = koffi.load('libc.so.6');
+  const c = loadKoffi().load('libc.so.6');
   libc = { getsid: c.func('int getsid(int pid)'), sysconf: c.func('long sysconf(int name)') };
   return libc;
 }

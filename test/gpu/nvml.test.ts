@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import { loadPlatform } from '../../src/backends/load.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { InvalidArgumentError, PermissionError } from '../../src/platform/errors.js';
 import type { PlatformIO } from '../../src/platform/platform-io.js';
 import { availableSensors } from '../../src/platform/sensors.js';
+import { Sysroot } from '../../src/platform/sysroot.js';
 import { assertReads, deactivateFakes, FakeGpu, type FakeState, type ReadCase } from '../helpers/fake-gpu.js';
-import { tempDir } from '../helpers/tmp.js';
+import { copyFixture, tempDir } from '../helpers/tmp.js';
 
 const GPU = DomainType.Gpu;
 const opened: PlatformIO[] = [];
@@ -283,15 +286,31 @@ describe('NVML backend through the fake libnvidia-ml', () => {
     assert.equal(pio.topology.numDomain(GPU), 0);
   });
 
-  test('a missing library means the backend is not loaded, with the reason', async () => {
+  test('no driver, or a driver without its library: the backend is not loaded, with the reason', async () => {
     deactivateFakes();
-    const pio = await loadPlatform({ include: (n) => n === 'NVML' || n === 'AMDSMI' || n === 'TIME' });
+    const gpuBackends = (n: string) => n === 'NVML' || n === 'AMDSMI' || n === 'TIME';
+    // No kernel driver under the sysroot: neither koffi nor the library is tried.
+    const bare = copyFixture('vm-1s4c');
+    const pio = await loadPlatform({ include: gpuBackends, sysroot: new Sysroot(bare) });
     opened.push(pio);
     const reasons = Object.fromEntries(pio.diagnostics().map((d) => [d.backend, d.reason]));
-    assert.match(reasons.NVML!, /^libnvidia-ml\.so\.1 not found \(no NVIDIA driver\?\)/);
-    assert.match(reasons.AMDSMI!, /^libamd_smi\.so not found \(no ROCm \/ AMD SMI installed\?\)/);
+    assert.equal(
+      reasons.NVML,
+      'no NVIDIA driver loaded (none of /proc/driver/nvidia, /dev/nvidiactl, /dev/dxg exists)',
+    );
+    assert.equal(reasons.AMDSMI, 'no amdgpu driver loaded (none of /sys/module/amdgpu, /dev/kfd exists)');
+    // A driver is loaded but the user-space library is not installed.
+    const withDrivers = copyFixture('vm-1s4c');
+    mkdirSync(join(withDrivers, 'proc/driver/nvidia'), { recursive: true });
+    mkdirSync(join(withDrivers, 'sys/module/amdgpu'), { recursive: true });
+    const noLib = await loadPlatform({ include: gpuBackends, sysroot: new Sysroot(withDrivers) });
+    opened.push(noLib);
+    const why = Object.fromEntries(noLib.diagnostics().map((d) => [d.backend, d.reason]));
+    assert.match(why.NVML!, /^libnvidia-ml\.so\.1 not found \(NVIDIA user-space driver not installed\?\)/);
+    assert.match(why.AMDSMI!, /^libamd_smi\.so not found \(ROCm \/ AMD SMI not installed\?\)/);
+    // An explicit library path is always tried, driver or not.
     process.env.JOULEGATE_NVML_LIB = '/nonexistent/libnvidia-ml.so.1';
-    const other = await loadPlatform({ include: (n) => n === 'NVML' });
+    const other = await loadPlatform({ include: (n) => n === 'NVML', sysroot: new Sysroot(bare) });
     opened.push(other);
     assert.match(
       other.diagnostics()[0]!.reason,

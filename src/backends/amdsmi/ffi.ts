@@ -1,5 +1,9 @@
-import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
+import type { LibraryHandle, TypeObject } from 'koffi';
+import { loadKoffi } from '../../platform/ffi.js';
 import { cString, toNumber, VendorLibrary } from '../vendor-library.js';
+import { AMDSMI_LIBRARY, AMDSMI_U32_UNSUPPORTED, type AmdSmiProcessor, AmdSmiStatus } from './api.js';
+
+const koffi = loadKoffi();
 
 /*
  * FFI declarations for libamd_smi (amdsmi.h of AMD SMI lib version 26.x, ROCm/amdsmi
@@ -8,30 +12,16 @@ import { cString, toNumber, VendorLibrary } from '../vendor-library.js';
  * not ABI-compatible with these declarations.
  */
 
-export const AMDSMI_SONAME = 'libamd_smi.so';
-export const AMDSMI_LIB_ENV = 'JOULEGATE_AMDSMI_LIB';
-
-/** amdsmi_status_t values used here. */
-export const AmdSmiStatus = { SUCCESS: 0, INVAL: 1, NOT_SUPPORTED: 2, NO_PERM: 10 } as const;
 /** amdsmi_init_flags_t */
 const AMDSMI_INIT_AMD_GPUS = 1 << 1;
-/** amdsmi_clk_type_t */
-export const AmdSmiClock = { SYS: 0, MEM: 4 } as const;
-/** amdsmi_temperature_type_t */
-export const AmdSmiTemperature = { EDGE: 0, HOTSPOT: 1 } as const;
 /** amdsmi_temperature_metric_t */
 const AMDSMI_TEMP_CURRENT = 0;
 /** amdsmi_memory_type_t */
 const AMDSMI_MEM_TYPE_VRAM = 0;
 /** Power cap sensor index (the only one on current GPUs). */
 const POWER_CAP_SENSOR = 0;
-/** Value the library puts in unsupported 32-bit members. */
-export const AMDSMI_U32_UNSUPPORTED = 0xffffffff;
 /** AMDSMI_GPU_UUID_SIZE */
 const UUID_SIZE = 38;
-
-/** An amdsmi_processor_handle (koffi 3 gives pointers as BigInt). */
-export type AmdSmiProcessor = bigint;
 
 const Handle = 'void *';
 const PowerInfo = koffi.struct({
@@ -111,15 +101,12 @@ export class AmdSmiLibrary extends VendorLibrary {
   private readonly fn: ReturnType<typeof declare>;
 
   constructor() {
-    super(
-      { soname: AMDSMI_SONAME, envVar: AMDSMI_LIB_ENV, hint: 'no ROCm / AMD SMI installed?' },
-      {
-        success: AmdSmiStatus.SUCCESS,
-        notSupported: AmdSmiStatus.NOT_SUPPORTED,
-        noPermission: AmdSmiStatus.NO_PERM,
-        permissionHint: 'changing GPU settings needs root (write access to the amdgpu sysfs files)',
-      },
-    );
+    super(AMDSMI_LIBRARY, {
+      success: AmdSmiStatus.SUCCESS,
+      notSupported: AmdSmiStatus.NOT_SUPPORTED,
+      noPermission: AmdSmiStatus.NO_PERM,
+      permissionHint: 'changing GPU settings needs root (write access to the amdgpu sysfs files)',
+    });
     this.fn = declare(this.lib);
   }
 

@@ -5,8 +5,10 @@ import { errorMessage, InvalidArgumentError } from '../../platform/errors.js';
 import { Behavior, Units } from '../../platform/signal-info.js';
 import { type GpuControl, type GpuDevice, type GpuQuery, GpuTableBackend, gpuRow } from '../gpu-table.js';
 import { registerBackend } from '../registry.js';
+import { requireVendorDriver } from '../vendor-library.js';
+import { AMDSMI_LIBRARY, AmdSmiClock, type AmdSmiProcessor, AmdSmiTemperature } from './api.js';
 import { checkEnergyCounters, type EnergyCheck, PowerIntegrator } from './energy-check.js';
-import { AmdSmiClock, AmdSmiLibrary, type AmdSmiProcessor, AmdSmiTemperature } from './ffi.js';
+import type { AmdSmiLibrary } from './ffi.js';
 
 const MICRO = 1e-6;
 const MEGA = 1e6;
@@ -28,7 +30,7 @@ export class AmdSmiBackend extends GpuTableBackend<AmdSmiProcessor, AmdSmiLibrar
   readonly description = 'AMD GPUs through the AMD System Management Interface library (libamd_smi)';
   private energy = new Map<AmdSmiProcessor, EnergySource>();
 
-  constructor(lib = new AmdSmiLibrary()) {
+  constructor(lib: AmdSmiLibrary) {
     super(lib);
   }
 
@@ -246,5 +248,9 @@ registerBackend({
   name: 'AMDSMI',
   order: 61,
   description: 'AMD GPUs (libamd_smi)',
-  create: () => new AmdSmiBackend(),
+  create: async (ctx) => {
+    requireVendorDriver(AMDSMI_LIBRARY, ctx.sysroot);
+    const { AmdSmiLibrary } = await import('./ffi.js');
+    return new AmdSmiBackend(new AmdSmiLibrary());
+  },
 });

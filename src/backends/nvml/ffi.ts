@@ -1,33 +1,15 @@
-import koffi, { type LibraryHandle } from 'koffi';
+import type { LibraryHandle } from 'koffi';
+import { loadKoffi } from '../../platform/ffi.js';
 import { cpusFromMask, cString, toNumber, VendorLibrary } from '../vendor-library.js';
+import { NVML_LIBRARY, NVML_TEMPERATURE_GPU, type NvmlDevice, NvmlReturn } from './api.js';
+
+const koffi = loadKoffi();
 
 /*
  * FFI declarations for libnvidia-ml (nvml.h, NVML API 12 as shipped with CUDA 12.x drivers).
  * Only what the NVML backend uses; signatures, struct layouts and enum values follow the header.
  * Every method checks the nvmlReturn_t and throws (unsupported / permission / other).
  */
-
-export const NVML_SONAME = 'libnvidia-ml.so.1';
-export const NVML_LIB_ENV = 'JOULEGATE_NVML_LIB';
-
-/** nvmlReturn_t values used here. */
-export const NvmlReturn = {
-  SUCCESS: 0,
-  UNINITIALIZED: 1,
-  INVALID_ARGUMENT: 2,
-  NOT_SUPPORTED: 3,
-  NO_PERMISSION: 4,
-} as const;
-
-/** nvmlClockType_t */
-export const NvmlClock = { GRAPHICS: 0, SM: 1, MEM: 2, VIDEO: 3 } as const;
-/** nvmlTemperatureSensors_t */
-const NVML_TEMPERATURE_GPU = 0;
-/** nvmlPcieUtilCounter_t */
-export const NvmlPcieCounter = { TX_BYTES: 0, RX_BYTES: 1 } as const;
-
-/** An nvmlDevice_t (koffi 3 gives pointers as BigInt). */
-export type NvmlDevice = bigint;
 
 const DeviceHandle = koffi.pointer(koffi.opaque());
 const NvmlUtilization = koffi.struct({ gpu: 'unsigned int', memory: 'unsigned int' });
@@ -91,15 +73,12 @@ export class NvmlLibrary extends VendorLibrary {
   private readonly fn: ReturnType<typeof declare>;
 
   constructor() {
-    super(
-      { soname: NVML_SONAME, envVar: NVML_LIB_ENV, hint: 'no NVIDIA driver?' },
-      {
-        success: NvmlReturn.SUCCESS,
-        notSupported: NvmlReturn.NOT_SUPPORTED,
-        noPermission: NvmlReturn.NO_PERMISSION,
-        permissionHint: 'changing GPU settings needs root (or CAP_SYS_ADMIN)',
-      },
-    );
+    super(NVML_LIBRARY, {
+      success: NvmlReturn.SUCCESS,
+      notSupported: NvmlReturn.NOT_SUPPORTED,
+      noPermission: NvmlReturn.NO_PERMISSION,
+      permissionHint: 'changing GPU settings needs root (or CAP_SYS_ADMIN)',
+    });
     this.fn = declare(this.lib);
   }
 

@@ -6,7 +6,9 @@ import { FormatType } from '../../platform/format.js';
 import { Behavior, Units } from '../../platform/signal-info.js';
 import { type GpuControl, type GpuDevice, type GpuQuery, GpuTableBackend, gpuRow } from '../gpu-table.js';
 import { registerBackend } from '../registry.js';
-import { NvmlClock, type NvmlDevice, NvmlLibrary, NvmlPcieCounter } from './ffi.js';
+import { requireVendorDriver } from '../vendor-library.js';
+import { NVML_LIBRARY, NvmlClock, type NvmlDevice, NvmlPcieCounter } from './api.js';
+import type { NvmlLibrary } from './ffi.js';
 
 const MILLI = 1e-3;
 const MEGA = 1e6;
@@ -27,7 +29,7 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
   readonly description = 'NVIDIA GPUs through the NVIDIA Management Library (libnvidia-ml)';
   private locks = new Map<NvmlDevice, ClockLock>();
 
-  constructor(lib = new NvmlLibrary()) {
+  constructor(lib: NvmlLibrary) {
     super(lib);
   }
 
@@ -311,5 +313,9 @@ registerBackend({
   name: 'NVML',
   order: 60,
   description: 'NVIDIA GPUs (libnvidia-ml)',
-  create: () => new NvmlBackend(),
+  create: async (ctx) => {
+    requireVendorDriver(NVML_LIBRARY, ctx.sysroot);
+    const { NvmlLibrary } = await import('./ffi.js');
+    return new NvmlBackend(new NvmlLibrary());
+  },
 });
