@@ -24,6 +24,8 @@ const CONFIG_FLAGS: readonly [key: string, help: string][] = [
   ['region_metrics', 'region metrics of the bench format'],
   ['estimate_tdp', 'package TDP in W for estimates (0 = from the model table)'],
   ['estimate_threads', 'hardware threads per package for estimates (0 = from the table)'],
+  ['log_lvl', 'diagnostics shown: DEBUG, INFO, WARNING, ERROR or CRITICAL'],
+  ['log_file', 'append diagnostics to this file instead of stderr'],
 ];
 
 const flagOf = (key: string) => key.replace(/_/g, '-');

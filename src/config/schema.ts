@@ -36,6 +36,8 @@ const formatList = z.string().check(
 const metricList = z
   .string()
   .check(z.regex(/^[a-z_]+(\s*,\s*[a-z_]+)*$/, 'expected comma-separated metric names'));
+/** perun's `[debug] log_lvl` values, least severe first. */
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 const magnitude = z.enum(['', 'p', 'n', 'u', 'µ', 'm', 'k', 'M', 'G', 'T']);
 
 /**
@@ -82,7 +84,7 @@ export const CONFIG_SCHEMA = {
     byte: { schema: magnitude, default: 'G' },
   },
   debug: {
-    log_lvl: { schema: z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL']), default: 'WARNING' },
+    log_lvl: { schema: z.enum(LOG_LEVELS), default: 'WARNING' },
     log_file: { schema: z.string(), default: '' },
   },
 } as const;

@@ -5,6 +5,7 @@ import type { PlatformIO } from '../platform/platform-io.js';
 import type { Report, RoundReport, SourceInfo } from '../report/model.js';
 import { clockMs } from './clock.js';
 import { cpuEstimator } from './estimate.js';
+import { type Logger, SILENT } from './log.js';
 import { collectMetadata } from './metadata.js';
 import { type Estimator, type RoundMetrics, roundMetrics, stat, summarizeRegions } from './metrics.js';
 import { ProgressLine } from './progress.js';
@@ -18,6 +19,8 @@ export interface MonitorOptions {
   pio: PlatformIO;
   /** Where the live status line goes (a TTY), or undefined for none. */
   progress?: NodeJS.WriteStream;
+  /** Diagnostics (`[debug]` settings); none by default. */
+  log?: Logger;
 }
 
 export interface MonitorResult {
@@ -79,6 +82,7 @@ function describeSources(series: readonly SeriesSpec[], estimator: Estimator | u
  */
 export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const { config, pio } = opts;
+  const log = opts.log ?? SILENT;
   const selection = selectSeries(pio, {
     includeSensors: regexesOf(config.monitor.include_sensors),
     excludeSensors: regexesOf(config.monitor.exclude_sensors),
@@ -91,7 +95,17 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     hostCpu = series.length;
     series.push(HOST_CPU_SERIES);
   }
-  const sampler = new Sampler(pio, series, hostCpu);
+  const sampler = new Sampler(pio, series, hostCpu, (id, reason) =>
+    log.warning(`${id}: read failed (${reason}); its samples are gaps until it reads again`),
+  );
+  log.info(
+    `sampling ${series.length} series from ${[...new Set(series.map((s) => s.backend))].join(', ')} ` +
+      `every ${config.monitor.sampling_period} s`,
+  );
+  for (const s of series)
+    log.debug(`series ${s.id}: ${s.signal} ${s.domain} ${s.index} (${s.backend}, ${s.group} ${s.kind})`);
+  for (const d of pio.diagnostics())
+    log.info(`not available: ${d.backend}${d.signal ? ` ${d.signal}` : ''}: ${d.reason}`);
   const estimator = cpuEstimator({
     tdp: config.monitor.estimate_tdp,
     threads: config.monitor.estimate_threads,
@@ -116,6 +130,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   try {
     for (let r = 0; r < total && interrupted === undefined; r++) {
       const warmup = r < config.benchmarking.warmup_rounds;
+      log.info(`round ${r + 1} of ${total}${warmup ? ' (warm-up)' : ''}: starting ${opts.command.join(' ')}`);
       const data: SampleSet = { originMs: clockMs(), times: [], values: series.map(() => []) };
       const progress = opts.progress
         ? new ProgressLine(series, opts.progress, estimator?.fullLoadWatts)
@@ -156,8 +171,18 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
             ? `app killed by ${app.exit.signal}`
             : `app exited with status ${status}`;
       }
+      log.info(
+        `round ${r + 1} of ${total}: ${failedRound ? failure : 'app exited with status 0'} after ` +
+          `${runtime.toFixed(3)} s, ${data.times.length} samples`,
+      );
+      if (loop.overruns > 0)
+        log.warning(
+          `round ${r + 1}: ${loop.overruns} sampling deadlines missed (reads slower than the period)`,
+        );
+      for (const problem of app.problems) log.warning(`round ${r + 1}: ${problem}`);
       if (warmup && !failedRound) continue;
       const metrics: RoundMetrics = roundMetrics(series, data, runtime, events, post, estimator);
+      for (const problem of metrics.problems) log.warning(`round ${r + 1}: ${problem}`);
       metrics.problems.push(...app.problems);
       rounds.push({
         id: warmup ? `warmup_${r}` : String(r - config.benchmarking.warmup_rounds),

@@ -27,6 +27,8 @@ export class Sampler {
     readonly series: SeriesSpec[],
     /** Adds an `os.cpus()` utilisation series when no backend offers CPU_UTILIZATION. */
     private readonly hostCpuSeries = -1,
+    /** Told of the first failed read of each series, when it happens. */
+    private readonly onFirstFailure?: (id: string, reason: string) => void,
   ) {
     this.handles = series.map((s, i) =>
       i === hostCpuSeries ? -1 : pio.pushSignal(s.signal, parseDomain(s.domain), s.index),
@@ -66,7 +68,10 @@ export class Sampler {
     const id = this.series[i]!.id;
     // A rate signal (utilisation) has no value at its first read: that is not a failure.
     const firstRead = this.reads === 0 && reason === 'read returned NaN';
-    if (!firstRead && !this.errors.has(id)) this.errors.set(id, reason);
+    if (!firstRead && !this.errors.has(id)) {
+      this.errors.set(id, reason);
+      this.onFirstFailure?.(id, reason);
+    }
     return Number.NaN;
   }
 

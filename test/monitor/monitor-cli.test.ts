@@ -204,7 +204,8 @@ describe('output formats', () => {
     try {
       const base = 'fmt/nodes/r1/nodes/0/nodes';
       const host = (f.get(base) as InstanceType<typeof h5.Group>).keys()[0]!;
-      const typeOf = (path: string) => (f.get(path) as InstanceType<typeof h5.Group>).attrs.type!.value;
+      const typeOf = (path: string) =>
+        Number((f.get(path) as InstanceType<typeof h5.Group>).attrs.type!.value);
       assert.equal(typeOf('fmt'), 1);
       assert.equal(typeOf('fmt/nodes/r1'), 2);
       assert.equal(typeOf('fmt/nodes/r1/nodes/0'), 3);

@@ -17,16 +17,19 @@ export function register(program: Command): void {
   cmd.action(async (command: string[], opts: Record<string, unknown>) => {
     const config = await configFromOptions(opts);
     // The monitor's modules load only when it runs, keeping other commands' start cheap.
-    const [{ runMonitor }, { AppStartError }, { formatsOf, writeFormat }] = await Promise.all([
-      import('../../monitor/monitor.js'),
-      import('../../monitor/run-app.js'),
-      import('../../report/write.js'),
-    ]);
+    const [{ runMonitor }, { AppStartError }, { formatsOf, writeFormat }, { createLogger }] =
+      await Promise.all([
+        import('../../monitor/monitor.js'),
+        import('../../monitor/run-app.js'),
+        import('../../report/write.js'),
+        import('../../monitor/log.js'),
+      ]);
+    const log = createLogger({ level: config.debug.log_lvl, file: config.debug.log_file });
     const pio = await openPlatform();
     const progress = process.stderr.isTTY ? process.stderr : undefined;
     let result: Awaited<ReturnType<typeof runMonitor>>;
     try {
-      result = await runMonitor({ command, config, pio, progress });
+      result = await runMonitor({ command, config, pio, progress, log });
     } catch (err) {
       if (!(err instanceof AppStartError)) throw err;
       process.stderr.write(`Error: ${err.message}\n`);
