@@ -35,7 +35,7 @@ describe('monitor diagnostics ([debug] log_lvl, log_file)', () => {
       readFileSync(file, 'utf8'),
       '2026-12-03T10:00:00.000Z joulegate DEBUG: first\n2026-12-03T10:00:00.000Z joulegate INFO: second\n',
     );
-    assert.deepEqual(stderr, []);
+    assert.equal(stderr.length, 0);
     const broken = createLogger({
       level: 'INFO',
       file: join(dir, 'no-such-dir', 'x.log'),
