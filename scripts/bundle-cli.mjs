@@ -1,33 +1,55 @@
 #!/usr/bin/env node
-// Bundles the `joulegate` CLI into dist/cli/main.js (replacing tsc's output for that entry) plus
-// chunks under dist/cli/chunks/ for what only some commands load. Loading ~150 ES modules one by
-// one was most of the CLI's start-up time, which every `joulegate monitor` run pays. Native and rarely used heavy packages stay external (koffi is a
-// native addon; h5wasm and vega are imported lazily, only when that output format is written).
-// The daemon and the batch server are not bundled: the launcher finds server-main.js on disk.
-import { rmSync } from 'node:fs';
+// Builds the `joulegate` command: the whole CLI bundled into one CommonJS file,
+// dist/cli/joulegate.cjs, started by dist/cli/main.js (src/cli/loader.ts) with a V8 code cache
+// written here by one real run. Loading ~150 ES modules one by one, then compiling them, was
+// most of the start-up time that every `joulegate monitor` run pays. Native and rarely used heavy
+// packages stay external (koffi is a native addon loaded on first use; h5wasm and vega are
+// imported only when that output format is written). The daemon and the batch server are not
+// bundled: the launcher finds server-main.js on disk.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
-// Chunks are content-hashed: drop the previous build's so none go stale.
-rmSync('dist/cli/chunks', { recursive: true, force: true });
-
+const common = { platform: 'node', target: 'node20', logLevel: 'warning' };
+rmSync('dist/cli/joulegate.cjs.cache', { force: true });
 await build({
+  ...common,
   entryPoints: ['src/cli/main.ts'],
-  outdir: 'dist/cli',
-  // Code behind a dynamic import() (the D-Bus client, report formats, config files) goes into
-  // chunks loaded on first use, with the Node built-ins only they need.
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
+  outfile: 'dist/cli/joulegate.cjs',
   bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
+  format: 'cjs',
   sourcemap: true,
   external: ['koffi', 'h5wasm', 'vega', 'vega-lite'],
-  // CommonJS dependencies bundled into ESM need a real `require` for Node built-ins.
-  banner: {
-    js: "import { createRequire as __jgCreateRequire } from 'node:module'; const require = __jgCreateRequire(import.meta.url);",
-  },
+  // The bundle runs as CommonJS: import.meta.url becomes the bundle's own file URL.
+  define: { 'import.meta.url': '__jgModuleUrl' },
+  banner: { js: "var __jgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   minifyWhitespace: true,
   minifySyntax: true,
-  logLevel: 'warning',
 });
+// A literal import() left in the bundle would fail at run time (see src/platform/dynamic-import.ts).
+const stray = readFileSync('dist/cli/joulegate.cjs', 'utf8').match(/\bimport\("[^"]*"\)/g);
+if (stray) throw new Error(`bundle-cli: use importModule() instead of ${stray.join(', ')}`);
+await build({
+  ...common,
+  entryPoints: ['src/cli/loader.ts'],
+  outfile: 'dist/cli/main.js',
+  format: 'esm',
+  bundle: true,
+});
+rmSync('dist/cli/main.js.map', { force: true }); // tsc's map of main.ts, which main.js no longer is
+
+// One `monitor` run compiles what every run needs; the loader saves that code at exit.
+const scratch = mkdtempSync(join(tmpdir(), 'joulegate-build-'));
+const run = spawnSync(
+  process.execPath,
+  ['dist/cli/main.js', 'monitor', '--format', 'text', '--data-out', scratch, '--', 'true'],
+  { env: { ...process.env, JOULEGATE_WRITE_CODE_CACHE: '1' }, encoding: 'utf8' },
+);
+rmSync(scratch, { recursive: true, force: true });
+if (run.status !== 0) {
+  // The CLI works without the cache, only starts slower: say so, do not fail the build.
+  rmSync('dist/cli/joulegate.cjs.cache', { force: true });
+  console.warn(`bundle-cli: no code cache (the sample run failed): ${run.stderr.trim().split('\n').pop()}`);
+}

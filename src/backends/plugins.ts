@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Aggregation } from '../platform/aggregation.js';
 import type { Backend } from '../platform/backend.js';
 import { DomainType } from '../platform/domains.js';
+import { importModule } from '../platform/dynamic-import.js';
 import {
   errorMessage,
   InvalidArgumentError,
@@ -125,7 +126,7 @@ function looksLikeBackend(value: unknown): value is Backend {
 }
 
 async function importPlugin(real: string): Promise<Backend[]> {
-  const mod = (await import(pathToFileURL(real).href)) as { default?: unknown };
+  const mod = await importModule<{ default?: unknown }>(pathToFileURL(real).href);
   if (typeof mod.default !== 'function') {
     throw new Error('default export is not a function (api) => Backend | Backend[]');
   }

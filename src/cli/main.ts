@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { errorMessage } from '../platform/errors.js';
 import { COMMANDS } from './commands/index.js';

@@ -1,5 +1,6 @@
 import { type GroupMetrics, type RegionCallMetrics, type Stat, stat } from '../monitor/metrics.js';
 import { type DeviceGroup, seriesUnit } from '../monitor/signals.js';
+import { importModule } from '../platform/dynamic-import.js';
 import { errorMessage, ParseError } from '../platform/errors.js';
 import { reportFromJson, reportToJson } from './json.js';
 import type { Report } from './model.js';
@@ -69,7 +70,7 @@ const METRIC_PREFIX: Record<DeviceGroup, string> = {
 
 /** h5wasm is loaded only when HDF5 is read or written (it is a large WebAssembly module). */
 async function loadH5(): Promise<H5> {
-  const h5 = await import('h5wasm/node');
+  const h5 = await importModule<H5>('h5wasm/node');
   await h5.ready;
   return h5;
 }

@@ -1,3 +1,4 @@
+import { importModule } from '../platform/dynamic-import.js';
 import type { Report, RoundReport } from './model.js';
 import { renderText } from './text.js';
 
@@ -75,7 +76,10 @@ function plotSpec(title: string, points: Point[], bands: { start: number; stop: 
 
 /** Renders a vega-lite spec to an SVG string in Node (no canvas, no browser). */
 async function toSvg(spec: object): Promise<string> {
-  const [vl, vega] = await Promise.all([import('vega-lite'), import('vega')]);
+  const [vl, vega] = await Promise.all([
+    importModule<typeof import('vega-lite')>('vega-lite'),
+    importModule<typeof import('vega')>('vega'),
+  ]);
   const compiled = vl.compile(spec as Parameters<typeof vl.compile>[0]).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
   try {

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * Entry of the `joulegate` command (built to dist/cli/main.js). It runs the bundled CLI,
+ * dist/cli/joulegate.cjs, through vm.Script with the V8 code cache the build wrote next to it:
+ * compiling the bundle from source was about a third of every `joulegate monitor` start.
+ * V8 rejects a cache made by another Node.js version or for other source, and the bundle is then
+ * compiled as usual. With JOULEGATE_WRITE_CODE_CACHE=1 this run writes the cache when it exits
+ * (scripts/bundle-cli.mjs does that once per build).
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+import { HOST_IMPORT } from '../platform/dynamic-import.js';
+
+const bundle = fileURLToPath(new URL('./joulegate.cjs', import.meta.url));
+const cacheFile = `${bundle}.cache`;
+let cachedData: Buffer | undefined;
+try {
+  cachedData = readFileSync(cacheFile);
+} catch {
+  // no cache (not built yet, or removed): compile from source
+}
+// The CommonJS module wrapper, as Node's own loader applies it.
+const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
+const script = new vm.Script(wrapped, { filename: bundle, cachedData });
+// import() inside a vm.Script has no loader behind it: the bundle imports ESM-only packages
+// (h5wasm, vega) and plugins through this one (src/platform/dynamic-import.ts).
+(globalThis as Record<symbol, unknown>)[HOST_IMPORT] = (specifier: string) => import(specifier);
+if (process.env.JOULEGATE_WRITE_CODE_CACHE === '1') {
+  // At exit the cache also holds every function this run compiled, not only the top level.
+  process.on('exit', () => {
+    const tmp = `${cacheFile}.${process.pid}`;
+    try {
+      writeFileSync(tmp, script.createCachedData());
+      renameSync(tmp, cacheFile);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      process.stderr.write(
+        `joulegate: could not write the code cache ${cacheFile}: ${(err as Error).message}\n`,
+      );
+      process.exitCode = 1;
+    }
+  });
+}
+const module = { exports: {} };
+script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
