@@ -59,19 +59,13 @@ describe('monitor diagnostics ([debug] log_lvl, log_file)', () => {
     const out = tempDir();
     const logFile = join(out, 'jg.log');
     const zone1 = join(root, 'sys/class/powercap/intel-rapl:1/energy_uj');
+    const flags = `--sampling-period 0.02 --format json --log-lvl INFO --log-file ${logFile}`;
     const r = await runCli(
       [
         'monitor',
-        '--sampling-period',
-        '0.02',
-        '--format',
-        'json',
+        ...flags.split(' '),
         '--data-out',
         out,
-        '--log-lvl',
-        'INFO',
-        '--log-file',
-        logFile,
         '--',
         'sh',
         '-c',
