@@ -59,6 +59,10 @@ export interface RegionCallMetrics extends RegionCall {
   power: number;
   estimatedEnergy: number;
   groupEnergy: Partial<Record<DeviceGroup, number>>;
+  /** Mean CPU / GPU utilisation during the call, percent; NaN where not sampled (absent in
+   * reports written before it was measured). */
+  cpuUtil?: number;
+  gpuUtil?: number;
 }
 
 export interface RoundMetrics {
@@ -139,6 +143,25 @@ function levelMean(
   if (means.length === 0) return undefined;
   if (kind === 'memory') return means.reduce((a, b) => a + b, 0);
   return (means.reduce((a, b) => a + b, 0) / means.length) * 100;
+}
+
+/** Utilisation segments of each `util` series of a group. */
+function utilSegments(specs: readonly SeriesSpec[], data: SampleSet, group: DeviceGroup): Segment[][] {
+  return specs.flatMap((s, i) =>
+    s.group === group && s.kind === 'util' ? [stepSegments(data.times, data.values[i]!)] : [],
+  );
+}
+
+/** Mean utilisation (percent) of the series inside [a, b]; NaN when one of them has no reading there. */
+function utilWithin(perSeries: readonly Segment[][], a: number, b: number): number {
+  if (perSeries.length === 0) return Number.NaN;
+  let sum = 0;
+  for (const segs of perSeries) {
+    const part = amountWithin(segs, a, b);
+    if (!(part.seconds > 0)) return Number.NaN;
+    sum += part.amount / part.seconds;
+  }
+  return (sum / perSeries.length) * 100;
 }
 
 function byteTotal(
@@ -232,6 +255,8 @@ export function roundMetrics(
   };
 
   const paired = pairRegionEvents(events, runtime);
+  const cpuUtil = utilSegments(specs, data, 'cpu');
+  const gpuUtil = utilSegments(specs, data, 'gpu');
   problems.push(...paired.problems);
   const regions = paired.calls.map((call): RegionCallMetrics => {
     const groupEnergy: Partial<Record<DeviceGroup, number>> = {};
@@ -245,6 +270,8 @@ export function roundMetrics(
       power: callRuntime > 0 ? e / callRuntime : Number.NaN,
       estimatedEnergy: estimated ? sumWithin([estimated], call.start, call.stop) : Number.NaN,
       groupEnergy,
+      cpuUtil: utilWithin(cpuUtil, call.start, call.stop),
+      gpuUtil: utilWithin(gpuUtil, call.start, call.stop),
     };
   });
   return { host, regions, problems };
@@ -278,6 +305,9 @@ export interface RegionSummary {
   energy: Stat;
   power: Stat;
   estimatedEnergy: Stat;
+  /** Percent; absent in reports written before it was measured. */
+  cpuUtil?: Stat;
+  gpuUtil?: Stat;
 }
 
 /** Per region name: statistics over every call in every round. */
@@ -292,6 +322,8 @@ export function summarizeRegions(rounds: readonly RoundMetrics[]): RegionSummary
       energy: stat(calls.map((c) => c.energy)),
       power: stat(calls.map((c) => c.power)),
       estimatedEnergy: stat(calls.map((c) => c.estimatedEnergy)),
+      cpuUtil: stat(calls.map((c) => c.cpuUtil ?? Number.NaN)),
+      gpuUtil: stat(calls.map((c) => c.gpuUtil ?? Number.NaN)),
     };
   });
 }

@@ -150,7 +150,8 @@ function addGroupMetrics(node: Group, group: DeviceGroup, gm: GroupMetrics): voi
 
 /**
  * perun's region groups on a RUN: per region name, Stats over its calls in that round (perun
- * requires CPU_UTIL, GPU_UTIL, POWER, RUNTIME, N_RUNS; joulegate adds ENERGY) and the call
+ * requires CPU_UTIL, GPU_UTIL, POWER, RUNTIME, N_RUNS, NaN where not sampled; joulegate adds
+ * ENERGY) and the call
  * start/stop times of rank 0 as `raw_data/0`, alternating, in seconds since the round began.
  */
 function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
@@ -162,12 +163,11 @@ function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
     g.create_attribute('id', name);
     intAttribute(g, 'processed', 1);
     intAttribute(g, 'world_size', 1);
-    const notMeasured = stat([]);
     addMetric(g, 'runtime', 's', stat(mine.map((c) => c.runtime)));
     addMetric(g, 'power', 'W', stat(mine.map((c) => c.power)));
     addMetric(g, 'energy', 'J', stat(mine.map((c) => c.energy)));
-    addMetric(g, 'cpu_util', '%', notMeasured);
-    addMetric(g, 'gpu_util', '%', notMeasured);
+    addMetric(g, 'cpu_util', '%', stat(mine.map((c) => c.cpuUtil ?? Number.NaN)));
+    addMetric(g, 'gpu_util', '%', stat(mine.map((c) => c.gpuUtil ?? Number.NaN)));
     addMetric(g, 'n_runs', '', stat([mine.length]));
     const times = mine.flatMap((c) => [c.start, c.stop]);
     g.create_group('raw_data').create_dataset({ name: '0', data: Float64Array.from(times) });

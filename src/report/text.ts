@@ -1,4 +1,4 @@
-import type { GroupMetrics, HostMetrics } from '../monitor/metrics.js';
+import type { GroupMetrics, HostMetrics, Stat } from '../monitor/metrics.js';
 import type { DeviceGroup } from '../monitor/signals.js';
 import type { Report } from './model.js';
 import { meanStdUnit, withUnit } from './units.js';
@@ -65,6 +65,13 @@ function roundsTable(report: Report): string {
 
 function regionsTable(report: Report): string {
   const estimatedOnly = report.regions.every((r) => !Number.isFinite(r.energy.mean));
+  // perun's utilisation columns, where a series was sampled (older reports have none).
+  const utilColumns = (
+    [
+      ['Avg CPU Util', (r) => r.cpuUtil],
+      ['Avg GPU Util', (r) => r.gpuUtil],
+    ] as const satisfies readonly [string, (r: Report['regions'][number]) => Stat | undefined][]
+  ).filter(([, pick]) => report.regions.some((r) => Number.isFinite(pick(r)?.mean)));
   return markdownTable(
     [
       'Region',
@@ -72,6 +79,7 @@ function regionsTable(report: Report): string {
       'Avg Runtime',
       estimatedOnly ? 'Avg Energy (estimated)' : 'Avg Energy',
       estimatedOnly ? 'Avg Power (estimated)' : 'Avg Power',
+      ...utilColumns.map(([title]) => title),
     ],
     report.regions.map((r) => {
       const energy = estimatedOnly ? r.estimatedEnergy : r.energy;
@@ -84,6 +92,10 @@ function regionsTable(report: Report): string {
         meanStdUnit(r.runtime.mean, r.runtime.std, 's'),
         meanStdUnit(energy.mean, energy.std, 'J'),
         Number.isFinite(power.std) ? meanStdUnit(power.mean, power.std, 'W') : withUnit(power.mean, 'W', 2),
+        ...utilColumns.map(([, pick]) => {
+          const u = pick(r);
+          return u ? meanStdUnit(u.mean, u.std, '%') : '';
+        }),
       ];
     }),
   );

@@ -136,6 +136,31 @@ describe('round metrics', () => {
     close(step.energy.mean, 110);
     close(step.power.mean, 110);
   });
+
+  it('gives each region call the time-weighted CPU utilisation inside it; a gap is NaN', () => {
+    const util = {
+      originMs: 0,
+      times,
+      // each reading covers the interval before it: [0,1] 20 %, [1,2] 40 %, [2,3] gap, [3,4] 80 %
+      values: [[Number.NaN, 0.2, 0.4, Number.NaN, 0.8]],
+    };
+    const events = [
+      { name: 'whole', kind: 'start' as const, t: 0.5 },
+      { name: 'whole', kind: 'stop' as const, t: 1.5 },
+      { name: 'inGap', kind: 'start' as const, t: 2.2 },
+      { name: 'inGap', kind: 'stop' as const, t: 2.8 },
+      { name: 'last', kind: 'start' as const, t: 3 },
+      { name: 'last', kind: 'stop' as const, t: 4 },
+    ];
+    const m = roundMetrics([spec('CPU_UTILIZATION', 'cpu', 'util')], util, 4, events, post);
+    const of = (name: string) => m.regions.find((r) => r.name === name)!;
+    close(of('whole').cpuUtil!, 30); // half of 20 % and half of 40 %
+    assert.ok(Number.isNaN(of('inGap').cpuUtil!), 'no reading covers it: NaN, never 0');
+    close(of('last').cpuUtil!, 80);
+    assert.ok(Number.isNaN(of('last').gpuUtil!), 'no GPU series');
+    const summary = summarizeRegions([m]);
+    close(summary.find((s) => s.name === 'whole')!.cpuUtil!.mean, 30);
+  });
 });
 
 describe('region pairing', () => {
