@@ -91,11 +91,11 @@ const FUNCTIONS: Record<Aggregation, AggFn> = {
   },
   [Aggregation.Min]: (vs) => {
     const f = finite(vs);
-    return f.length === 0 ? Number.NaN : Math.min(...f);
+    return f.length === 0 ? Number.NaN : f.reduce((a, b) => Math.min(a, b));
   },
   [Aggregation.Max]: (vs) => {
     const f = finite(vs);
-    return f.length === 0 ? Number.NaN : Math.max(...f);
+    return f.length === 0 ? Number.NaN : f.reduce((a, b) => Math.max(a, b));
   },
   [Aggregation.Stddev]: (vs) => {
     const f = finite(vs);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { roundMetrics, summarizeRegions } from '../../src/monitor/metrics.js';
+import { roundMetrics, stat, summarizeRegions } from '../../src/monitor/metrics.js';
 import { pairRegionEvents } from '../../src/monitor/regions-pairing.js';
 import type { SeriesSpec } from '../../src/monitor/signals.js';
 
@@ -196,5 +196,16 @@ describe('region pairing', () => {
     assert.equal(calls[0]!.stop, 7);
     assert.equal(calls[0]!.open, true);
     assert.equal(problems.length, 2);
+  });
+});
+
+describe('statistics over many calls', () => {
+  it('handles a region called a million times (no argument spread to overflow the stack)', () => {
+    const values = Array.from({ length: 1_000_000 }, (_, i) => (i % 1000) / 1000);
+    values[500] = Number.NaN;
+    const s = stat(values);
+    assert.equal(s.min, 0);
+    assert.equal(s.max, 0.999);
+    close(s.mean, 0.4995, 1e-4);
   });
 });

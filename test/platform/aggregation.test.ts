@@ -114,6 +114,12 @@ describe('aggregation functions', () => {
     assert.throws(() => aggregate(99 as Aggregation, [1]), /invalid aggregation/);
   });
 
+  it('min and max of more values than a call may take as arguments', () => {
+    const values = Array.from({ length: 500_000 }, (_, i) => i - 1000);
+    assert.equal(aggregate(Aggregation.Min, values), -1000);
+    assert.equal(aggregate(Aggregation.Max, values), 498_999);
+  });
+
   it('does not reorder the caller values (median sorts a copy)', () => {
     const values = [3, 1, 2];
     aggregate(Aggregation.Median, values);
