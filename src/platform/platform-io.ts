@@ -223,7 +223,7 @@ export class PlatformIO {
   adjust(handle: number, value: number): void {
     const h = this.controlHandles[handle];
     if (!h) throw new InvalidArgumentError(`invalid control handle ${handle}`);
-    if (Number.isNaN(value)) throw new InvalidArgumentError('cannot adjust a control to NaN');
+    if (!Number.isFinite(value)) throw new InvalidArgumentError(`cannot adjust a control to ${value}`);
     this.frozen = true;
     for (const x of h.handles) h.backend.adjust(x, value / h.divisor);
   }

@@ -251,7 +251,7 @@ export abstract class TableBackend<S> implements Backend {
   adjust(handle: number, value: number): void {
     const p = this.pushedControls[handle];
     if (!p) throw new InvalidArgumentError(`${this.name}: invalid control handle ${handle}`);
-    if (Number.isNaN(value)) throw new InvalidArgumentError(`${this.name}: cannot adjust to NaN`);
+    if (!Number.isFinite(value)) throw new InvalidArgumentError(`${this.name}: cannot adjust to ${value}`);
     p.value = value;
     p.dirty = true;
     this.frozen = true;

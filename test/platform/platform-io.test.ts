@@ -77,6 +77,8 @@ describe('PlatformIO batch rules', () => {
     const pio2 = await load(SERVER, [knobs]);
     const c = pio2.pushControl('KNOBS::LIMIT', DomainType.Cpu, 0);
     assert.throws(() => pio2.adjust(c, Number.NaN), /cannot adjust a control to NaN/);
+    assert.throws(() => pio2.adjust(c, Number.POSITIVE_INFINITY), /cannot adjust a control to Infinity/);
+    assert.throws(() => pio2.adjust(c, Number.NEGATIVE_INFINITY), /cannot adjust a control to -Infinity/);
     pio2.adjust(c, 5);
     assert.throws(() => pio2.pushControl('KNOBS::POWER', DomainType.Cpu, 0), /cannot push a control after/);
     assert.throws(() => pio2.adjust(7, 1), /invalid control handle 7/);

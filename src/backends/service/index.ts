@@ -258,7 +258,8 @@ export class ServiceBackend implements Backend {
     if (!Number.isInteger(handle) || handle < 0 || handle >= this.pushedControls.length) {
       throw new InvalidArgumentError(`SERVICE: invalid control handle ${handle}`);
     }
-    if (Number.isNaN(value)) throw new InvalidArgumentError('SERVICE: cannot adjust a control to NaN');
+    if (!Number.isFinite(value))
+      throw new InvalidArgumentError(`SERVICE: cannot adjust a control to ${value}`);
     if (this.settings.length !== this.pushedControls.length) {
       this.settings = new Float64Array(this.pushedControls.length).fill(Number.NaN);
     }
