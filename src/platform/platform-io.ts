@@ -270,7 +270,15 @@ export class PlatformIO {
   async restoreControls(dir: string): Promise<void> {
     const failures: string[] = [];
     const byName = new Map(this.backends.map((b) => [b.name, b]));
-    const files = readdirSync(dir).filter((f) => f.endsWith('-save-control.json'));
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch (err) {
+      throw new JoulegateError(
+        `restore failed: cannot read the saved controls in ${dir}: ${errorMessage(err)}`,
+      );
+    }
+    const files = entries.filter((f) => f.endsWith('-save-control.json'));
     for (const file of files.sort()) {
       const backendName = file.slice(0, -'-save-control.json'.length);
       const b = byName.get(backendName);

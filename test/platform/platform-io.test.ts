@@ -223,5 +223,9 @@ describe('PlatformIO save and restore', () => {
       pio.restoreControls(dir),
       /entry 0 is not \{name, domain_type, domain_idx, setting\}/,
     );
+    await assert.rejects(
+      pio.restoreControls(join(dir, 'missing')),
+      /^JoulegateError: restore failed: cannot read the saved controls in .*missing: ENOENT/,
+    );
   });
 });
