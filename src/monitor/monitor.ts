@@ -102,8 +102,9 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     `sampling ${series.length} series from ${[...new Set(series.map((s) => s.backend))].join(', ')} ` +
       `every ${config.monitor.sampling_period} s`,
   );
-  for (const s of series)
-    log.debug(`series ${s.id}: ${s.signal} ${s.domain} ${s.index} (${s.backend}, ${s.group} ${s.kind})`);
+  if (log.enabled('DEBUG'))
+    for (const s of series)
+      log.debug(`series ${s.id}: ${s.signal} ${s.domain} ${s.index} (${s.backend}, ${s.group} ${s.kind})`);
   for (const d of pio.diagnostics())
     log.info(`not available: ${d.backend}${d.signal ? ` ${d.signal}` : ''}: ${d.reason}`);
   const estimator = cpuEstimator({
