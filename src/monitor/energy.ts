@@ -114,6 +114,8 @@ export function covered(segments: readonly Segment[]): number {
 /**
  * Amount inside [a, b]: whole segments inside count fully, segments cut by an edge count in
  * proportion to the overlap (the best estimate between two readings; exact at readings).
+ * Segments are in time order (every builder here walks the sample times): a binary search finds
+ * the first one that can overlap, so a run with many region calls is not calls × samples.
  */
 export function amountWithin(
   segments: readonly Segment[],
@@ -122,7 +124,15 @@ export function amountWithin(
 ): { amount: number; seconds: number } {
   let amount = 0;
   let seconds = 0;
-  for (const s of segments) {
+  let first = 0;
+  for (let hi = segments.length; first < hi; ) {
+    const mid = (first + hi) >> 1;
+    if (segments[mid]!.t1 <= a) first = mid + 1;
+    else hi = mid;
+  }
+  for (let i = first; i < segments.length; i++) {
+    const s = segments[i]!;
+    if (s.t0 >= b) break;
     const lo = Math.max(a, s.t0);
     const hi = Math.min(b, s.t1);
     if (hi <= lo) continue;

@@ -100,6 +100,41 @@ describe('cuts and statistics', () => {
     close(amountWithin(segs, -5, 50).seconds, 2);
   });
 
+  it('cuts with gaps between segments match a cut that looks at every segment', () => {
+    // Readings every 0.1 s with failed (NaN) ones: segments with holes between them.
+    const times = Array.from({ length: 200 }, (_, i) => i / 10);
+    const values = times.map((t, i) => (i % 7 === 3 ? Number.NaN : 0.5 + 0.4 * Math.sin(t)));
+    const segs = stepSegments(times, values);
+    const everySegment = (a: number, b: number) => {
+      let amount = 0;
+      let seconds = 0;
+      for (const x of segs) {
+        const lo = Math.max(a, x.t0);
+        const hi = Math.min(b, x.t1);
+        if (hi > lo) {
+          amount += (x.amount * (hi - lo)) / (x.t1 - x.t0);
+          seconds += hi - lo;
+        }
+      }
+      return { amount, seconds };
+    };
+    for (const [a, b] of [
+      [-1, 0],
+      [0, 0.05],
+      [0.25, 0.25],
+      [0.3, 0.4],
+      [0.33, 7.77],
+      [5, 5.35],
+      [19.85, 25],
+      [-3, 30],
+    ] as const) {
+      const got = amountWithin(segs, a, b);
+      const want = everySegment(a, b);
+      close(got.amount, want.amount, 1e-9);
+      close(got.seconds, want.seconds, 1e-9);
+    }
+  });
+
   it('mean ± sample std', () => {
     const s = meanStd([1, 2, 3, 4]);
     close(s.mean, 2.5);
