@@ -12,11 +12,11 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchClient } from '../src/batch/client.js';
-import { BatchServerLauncher } from '../src/batch/launcher.js';
+import { BatchClient } from '../src/ipc/batch/client.js';
+import { GeopmClient } from '../src/ipc/geopm-client.js';
 import { DomainType } from '../src/platform/domains.js';
 import { errorMessage } from '../src/platform/errors.js';
-import { GeopmClient } from '../src/service/client.js';
+import { BatchServerLauncher } from '../src/service/batch-launcher.js';
 
 interface Latency {
   p50_us: number;
@@ -126,7 +126,7 @@ async function measureDbus(calls: number): Promise<Record<string, unknown>> {
       JOULEGATE_RUN_PATH: runDir,
       JOULEGATE_CONFIG_PATH: join(work, 'etc'),
     };
-    const entry = new URL('../src/service/main.ts', import.meta.url).pathname;
+    const entry = new URL('../src/app/joulegated.ts', import.meta.url).pathname;
     daemon = spawn(process.execPath, ['--import', 'tsx', entry], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -9,12 +9,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GeopmClient } from '../src/service/client.js';
+import { GeopmClient } from '../src/ipc/geopm-client.js';
 
 const i = process.argv.indexOf('--calls');
 const CALLS = i >= 0 ? Number(process.argv[i + 1]) : 2000;
 const WARMUP = 200;
-const DAEMON = new URL('../dist/service/main.js', import.meta.url).pathname;
+const DAEMON = new URL('../dist/app/joulegated.js', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'joulegate-bench-dbus-'));
 
 function firstLine(proc: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// The installed command, as users run it (bin/joulegate starts dist/cli/main.js).
+// The installed command, as users run it (bin/joulegate starts dist/app/joulegate-loader.js).
 const JOULEGATE = new URL('../bin/joulegate', import.meta.url).pathname;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const ITERATIONS = Number(process.env.BENCH_WORKLOAD_ITERATIONS ?? 1e9);

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Builds the `joulegate` command: the whole CLI bundled into one CommonJS file,
-// dist/cli/joulegate.cjs, started by dist/cli/main.js (src/cli/loader.ts) with a V8 code cache
+// dist/app/joulegate.cjs, started by dist/app/joulegate-loader.js (src/app/joulegate-loader.ts) with a V8 code cache
 // written here by one real run. Loading ~150 ES modules one by one, then compiling them, was
 // most of the start-up time that every `joulegate monitor` run pays. Native and rarely used heavy
 // packages stay external (koffi is a native addon loaded on first use; h5wasm and vega are
 // imported only when that output format is written). The daemon and the batch server are not
-// bundled: the launcher finds server-main.js on disk.
+// bundled: the launcher finds dist/app/batch-server.js on disk.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const common = { platform: 'node', target: 'node20', logLevel: 'warning' };
-rmSync('dist/cli/joulegate.cjs.cache', { force: true });
+rmSync('dist/app/joulegate.cjs.cache', { force: true });
 await build({
   ...common,
-  entryPoints: ['src/cli/main.ts'],
-  outfile: 'dist/cli/joulegate.cjs',
+  entryPoints: ['src/app/joulegate.ts'],
+  outfile: 'dist/app/joulegate.cjs',
   bundle: true,
   format: 'cjs',
   sourcemap: true,
@@ -29,27 +29,27 @@ await build({
   minifySyntax: true,
 });
 // A literal import() left in the bundle would fail at run time (see src/platform/dynamic-import.ts).
-const stray = readFileSync('dist/cli/joulegate.cjs', 'utf8').match(/\bimport\("[^"]*"\)/g);
+const stray = readFileSync('dist/app/joulegate.cjs', 'utf8').match(/\bimport\("[^"]*"\)/g);
 if (stray) throw new Error(`bundle-cli: use importModule() instead of ${stray.join(', ')}`);
 await build({
   ...common,
-  entryPoints: ['src/cli/loader.ts'],
-  outfile: 'dist/cli/main.js',
+  entryPoints: ['src/app/joulegate-loader.ts'],
+  outfile: 'dist/app/joulegate-loader.js',
   format: 'esm',
   bundle: true,
 });
-rmSync('dist/cli/main.js.map', { force: true }); // tsc's map of main.ts, which main.js no longer is
+rmSync('dist/app/joulegate-loader.js.map', { force: true }); // tsc's map of the loader, which the bundle replaced
 
 // One `monitor` run compiles what every run needs; the loader saves that code at exit.
 const scratch = mkdtempSync(join(tmpdir(), 'joulegate-build-'));
 const run = spawnSync(
   process.execPath,
-  ['dist/cli/main.js', 'monitor', '--format', 'text', '--data-out', scratch, '--', 'true'],
+  ['dist/app/joulegate-loader.js', 'monitor', '--format', 'text', '--data-out', scratch, '--', 'true'],
   { env: { ...process.env, JOULEGATE_WRITE_CODE_CACHE: '1' }, encoding: 'utf8' },
 );
 rmSync(scratch, { recursive: true, force: true });
 if (run.status !== 0) {
   // The CLI works without the cache, only starts slower: say so, do not fail the build.
-  rmSync('dist/cli/joulegate.cjs.cache', { force: true });
+  rmSync('dist/app/joulegate.cjs.cache', { force: true });
   console.warn(`bundle-cli: no code cache (the sample run failed): ${run.stderr.trim().split('\n').pop()}`);
 }

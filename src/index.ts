@@ -2,6 +2,7 @@ export { type Cpuinfo, parseCpuinfo, stickerFromModelName } from './backends/cpu
 export { type LoadOptions, loadPlatform } from './backends/load.js';
 export { loadPlugins, PLUGIN_API, type PluginApi, type PluginFactory } from './backends/plugins.js';
 export { type BackendRegistration, BackendUnavailableError, registerBackend } from './backends/registry.js';
+export { type AccessPair, type BatchRequest, GeopmClient, ServiceError } from './ipc/geopm-client.js';
 export { measure, type RegionHandle, region, regionReport } from './monitor/regions.js';
 export * from './platform/aggregation.js';
 export * from './platform/backend.js';
@@ -14,4 +15,3 @@ export * from './platform/signal-info.js';
 export * from './platform/sysroot.js';
 export * from './platform/table-backend.js';
 export * from './platform/topology.js';
-export { type AccessPair, type BatchRequest, GeopmClient, ServiceError } from './service/client.js';

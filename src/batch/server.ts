@@ -1,10 +1,10 @@
 import { unlinkSync } from 'node:fs';
+import { type BatchRequest, bufferPath, Message } from '../ipc/batch/protocol.js';
+import { SharedBuffer } from '../ipc/batch/shared-buffer.js';
+import { END_OF_STREAM, StatusChannel } from '../ipc/batch/status-fifo.js';
 import type { DomainType } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { type BatchRequest, bufferPath, Message } from './protocol.js';
-import { SharedBuffer } from './shared-buffer.js';
-import { END_OF_STREAM, StatusChannel } from './status-fifo.js';
 
 /** What a batch server needs from PlatformIO (the server owns its own instance). */
 export type BatchIO = Pick<

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { ConfigLayer } from '../config/load.js';
-import type { Config } from '../config/schema.js';
+import type { ConfigLayer } from '../monitor/config/load.js';
+import type { Config } from '../monitor/config/schema.js';
 
 /** CLI flags that set configuration keys: flag (kebab-case of the key) → key, with help. */
 const CONFIG_FLAGS: readonly [key: string, help: string][] = [
@@ -42,7 +42,7 @@ export function addConfigOptions(cmd: Command, keys?: readonly string[]): Comman
 /** Configuration from defaults < ~/.config/joulegate.ini < project file < env < these flags. */
 export async function configFromOptions(opts: Record<string, unknown>, withFlags = true): Promise<Config> {
   // Loaded here, not at startup: zod costs every other command start time.
-  const { envLayer, fileLayers, flatLayer, resolveConfig } = await import('../config/load.js');
+  const { envLayer, fileLayers, flatLayer, resolveConfig } = await import('../monitor/config/load.js');
   const layers: ConfigLayer[] = [
     ...fileLayers((opts.config as string | undefined) ?? './.joulegate.ini'),
     envLayer(),

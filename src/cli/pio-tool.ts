@@ -1,12 +1,12 @@
 import { type Command, CommanderError } from 'commander';
+import { openPlatform } from '../backends/open-platform.js';
 import { DOMAIN_COUNT, type DomainType, domainName } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { describe, type SignalInfo } from '../platform/signal-info.js';
 import type { Topology } from '../platform/topology.js';
+import { VERSION } from '../platform/version.js';
 import { EINVAL, exitStatusOf, parseDomainIndex } from './parse.js';
-import { openPlatform } from './platform.js';
-import { VERSION } from './version.js';
 
 /** A usage or request error with the exact text and exit status the GEOPM tool gives. */
 export class ToolError extends Error {

@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { LOG_LEVELS } from '../config/schema.js';
+import { LOG_LEVELS } from './config/schema.js';
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

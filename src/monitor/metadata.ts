@@ -1,6 +1,6 @@
 import { cpus, hostname, type as osType, release, totalmem } from 'node:os';
-import { VERSION } from '../cli/version.js';
 import type { PlatformIO } from '../platform/platform-io.js';
+import { VERSION } from '../platform/version.js';
 
 /** Host facts for reports and `joulegate metadata`: strings only (HDF5 attributes). */
 export function collectMetadata(pio?: PlatformIO): Record<string, string> {

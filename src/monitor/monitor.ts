@@ -1,14 +1,14 @@
 import { constants, hostname } from 'node:os';
-import { flattenConfig, regexesOf } from '../config/load.js';
-import type { Config } from '../config/schema.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import type { Report, RoundReport, SourceInfo } from '../report/model.js';
 import { clockMs } from './clock.js';
+import { flattenConfig, regexesOf } from './config/load.js';
+import type { Config } from './config/schema.js';
 import { cpuEstimator } from './estimate.js';
 import { type Logger, SILENT } from './log.js';
 import { collectMetadata } from './metadata.js';
 import { type Estimator, type RoundMetrics, roundMetrics, stat, summarizeRegions } from './metrics.js';
 import { ProgressLine } from './progress.js';
+import type { Report, RoundReport, SourceInfo } from './report-model.js';
 import { runApp } from './run-app.js';
 import { Sampler, type SampleSet, SamplingLoop } from './sampler.js';
 import { type SeriesSpec, selectSeries } from './signals.js';

@@ -66,7 +66,7 @@ function startStandalone(): Standalone {
   s.ready = (async () => {
     const [{ openPlatform }, { Sampler, SamplingLoop }, { selectSeries }, { cpuEstimator }] =
       await Promise.all([
-        import('../cli/platform.js'),
+        import('../backends/open-platform.js'),
         import('./sampler.js'),
         import('./signals.js'),
         import('./estimate.js'),

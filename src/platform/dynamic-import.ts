@@ -1,4 +1,4 @@
-/** Where the bundled CLI's loader puts an import() that works (see src/cli/loader.ts). */
+/** Where the bundled CLI's loader puts an import() that works (see src/app/joulegate-loader.ts). */
 export const HOST_IMPORT = Symbol.for('joulegate.import');
 
 type Importer = (specifier: string) => Promise<unknown>;

@@ -1,5 +1,5 @@
 import type { Stat } from '../monitor/metrics.js';
-import type { Report } from './model.js';
+import type { Report } from '../monitor/report-model.js';
 import { autoPrefix, prefixFactor } from './units.js';
 
 export interface BenchEntry {

@@ -1,5 +1,5 @@
+import type { Report } from '../monitor/report-model.js';
 import { seriesUnit } from '../monitor/signals.js';
-import type { Report } from './model.js';
 
 const quote = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 

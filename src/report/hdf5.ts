@@ -1,9 +1,9 @@
 import { type GroupMetrics, type RegionCallMetrics, type Stat, stat } from '../monitor/metrics.js';
+import type { Report } from '../monitor/report-model.js';
 import { type DeviceGroup, seriesUnit } from '../monitor/signals.js';
 import { importModule } from '../platform/dynamic-import.js';
 import { errorMessage, ParseError } from '../platform/errors.js';
 import { reportFromJson, reportToJson } from './json.js';
-import type { Report } from './model.js';
 
 type H5 = typeof import('h5wasm/node');
 type Group = InstanceType<H5['Group']>;

@@ -1,5 +1,5 @@
+import type { Report, RoundReport } from '../monitor/report-model.js';
 import { importModule } from '../platform/dynamic-import.js';
-import type { Report, RoundReport } from './model.js';
 import { renderText } from './text.js';
 
 interface Point {

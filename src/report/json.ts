@@ -1,5 +1,5 @@
+import type { Report } from '../monitor/report-model.js';
 import { ParseError } from '../platform/errors.js';
-import type { Report } from './model.js';
 
 /**
  * JSON form of a report. JSON has no NaN: gaps are written as null, and on import every null

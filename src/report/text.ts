@@ -1,6 +1,6 @@
 import type { GroupMetrics, HostMetrics, Stat } from '../monitor/metrics.js';
+import type { Report } from '../monitor/report-model.js';
 import type { DeviceGroup } from '../monitor/signals.js';
-import type { Report } from './model.js';
 import { meanStdUnit, withUnit } from './units.js';
 
 /** A markdown table with right-aligned columns (pandas to_markdown(stralign="right") look). */

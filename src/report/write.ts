@@ -1,9 +1,9 @@
 import { closeSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
+import { type Report, reportStem } from '../monitor/report-model.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { createUnique, writeUnique } from './files.js';
 import { reportFromJson, reportToJson } from './json.js';
-import { type Report, reportStem } from './model.js';
 
 /** Output formats: file extension and renderer; heavy renderers are imported on first use. */
 const WRITERS: Record<string, { ext: string; render: (r: Report) => Promise<string> }> = {

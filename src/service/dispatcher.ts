@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { errorMessage } from '../platform/errors.js';
-import type { DBusConnection } from './dbus/connection.js';
+import type { DBusConnection } from '../ipc/dbus/connection.js';
 import {
   ERROR_NAMES,
   INTERFACE_NAME,
@@ -11,8 +10,9 @@ import {
   OBJECT_PATH,
   outSignature,
   parentNodeXml,
-} from './dbus/interface.js';
-import type { DecodedMessage } from './dbus/wire.js';
+} from '../ipc/dbus/interface.js';
+import type { DecodedMessage } from '../ipc/dbus/wire.js';
+import { errorMessage } from '../platform/errors.js';
 import { dbusErrorName } from './errors.js';
 import type { Caller, GeopmService } from './service.js';
 

@@ -1,5 +1,5 @@
+import { ERROR_NAMES } from '../ipc/dbus/interface.js';
 import { ErrorCode, JoulegateError } from '../platform/errors.js';
-import { ERROR_NAMES } from './dbus/interface.js';
 
 /** The call needs an open session and the caller has none (or its record no longer matches). */
 export class NoSessionError extends JoulegateError {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../platform/errors.js';
+import { processIdentity } from '../platform/process.js';
 import { WriteLockedError } from './errors.js';
-import { processIdentity } from './process-info.js';
 import { type Log, secureMakeFile, secureReadFile } from './secure-files.js';
 import { hasControlChars } from './text.js';
 

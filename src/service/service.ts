@@ -1,21 +1,21 @@
 import { readFileSync } from 'node:fs';
+import type { MethodName } from '../ipc/dbus/interface.js';
+import type { WireValue } from '../ipc/dbus/wire.js';
 import { type DomainType, domainName, isNestedDomain, isValidDomain } from '../platform/domains.js';
 import { errorMessage, InvalidArgumentError, JoulegateError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { describe } from '../platform/signal-info.js';
-import { type AccessLists, type AccessSet, type Catalog, userById } from './access/index.js';
-import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
-import { ControlLock } from './control-lock.js';
-import type { MethodName } from './dbus/interface.js';
-import type { WireValue } from './dbus/wire.js';
-import { NoSessionError } from './errors.js';
 import {
   hasCapSysAdmin,
   isSameProcess,
   processIdentity,
   sessionIdOf,
   startTimeSeconds,
-} from './process-info.js';
+} from '../platform/process.js';
+import { describe } from '../platform/signal-info.js';
+import { type AccessLists, type AccessSet, type Catalog, userById } from './access/index.js';
+import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
+import { ControlLock } from './control-lock.js';
+import { NoSessionError } from './errors.js';
 import { checkProfileName, ProfileRegistry } from './profiles.js';
 import type { Log } from './secure-files.js';
 import { identityOf, type SessionRecord, SessionStore } from './sessions.js';
@@ -42,7 +42,7 @@ function killOrphanBatchServer(pid: number): boolean {
   } catch {
     return false;
   }
-  if (!/batch\/server-main\.[jt]s/.test(cmdline)) return false;
+  if (!/app\/batch-server\.[jt]s/.test(cmdline)) return false;
   try {
     process.kill(pid, 'SIGKILL');
     return true;

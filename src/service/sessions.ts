@@ -1,7 +1,7 @@
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { isSameProcess, type ProcessIdentity } from '../platform/process.js';
 import * as z from '../platform/validation.js';
-import { isSameProcess, type ProcessIdentity } from './process-info.js';
 import { type Log, quarantine, secureMakeFile, secureReadFile } from './secure-files.js';
 
 /**

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { BatchServerLauncher } from '../../src/batch/launcher.js';
-import { bufferPath, fifoPath } from '../../src/batch/protocol.js';
+import { bufferPath, fifoPath } from '../../src/ipc/batch/protocol.js';
 import { DomainType } from '../../src/platform/domains.js';
+import { BatchServerLauncher } from '../../src/service/batch-launcher.js';
 import {
   FILE_CONTROLS_PLUGIN,
   fileControlWrites,

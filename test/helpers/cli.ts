@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 
-export const CLI = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-export const DAEMON = new URL('../../dist/service/main.js', import.meta.url).pathname;
+export const CLI = new URL('../../dist/app/joulegate-loader.js', import.meta.url).pathname;
+export const DAEMON = new URL('../../dist/app/joulegated.js', import.meta.url).pathname;
 
 export interface RunResult {
   code: number | null;
@@ -51,7 +51,7 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
   });
 }
 
-/** Runs the built `joulegate` CLI (dist/cli/main.js) with node. */
+/** Runs the built `joulegate` CLI (dist/app/joulegate-loader.js) with node. */
 export function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
   return run(process.execPath, [CLI, ...args], opts);
 }

@@ -9,7 +9,7 @@ import {
   flatLayer,
   parseIni,
   resolveConfig,
-} from '../../src/config/load.js';
+} from '../../src/monitor/config/load.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

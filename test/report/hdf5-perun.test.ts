@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/report/model.js';
+import type { Report } from '../../src/monitor/report-model.js';
 import { run, runCli } from '../helpers/cli.js';
 import { copyFixture, FIXTURES, tempDir } from '../helpers/tmp.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { ERROR_NAMES } from '../../src/service/dbus/interface.js';
+import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from './harness.js';

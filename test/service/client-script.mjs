@@ -9,7 +9,7 @@
 // server pid of the last successful PlatformStartBatch.
 // Doubles that JSON cannot carry are written as the strings "NaN", "Infinity", "-Infinity".
 import { existsSync, readFileSync } from 'node:fs';
-import { GeopmClient } from '../../dist/service/client.js';
+import { GeopmClient } from '../../dist/ipc/geopm-client.js';
 
 let lastServerPid;
 const revive = (v) =>

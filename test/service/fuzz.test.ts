@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { inSignature, METHOD_NAMES } from '../../src/service/dbus/interface.js';
+import { inSignature, METHOD_NAMES } from '../../src/ipc/dbus/interface.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';

@@ -65,7 +65,7 @@ export interface HeldClient {
 
 /**
  * Everything a service test needs: a private bus, fixture sysroot, temp config/run/control
- * dirs, the test plugin, and the daemon as a real process (node dist/service/main.js).
+ * dirs, the test plugin, and the daemon as a real process (node dist/app/joulegated.js).
  */
 export class ServiceHarness {
   bus!: PrivateBus;

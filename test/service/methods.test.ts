@@ -8,7 +8,7 @@ import {
   introspectionXml,
   METHOD_NAMES,
   outSignature,
-} from '../../src/service/dbus/interface.js';
+} from '../../src/ipc/dbus/interface.js';
 import { parseTopoCacheCounts } from '../../src/service/topo-cache.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from './harness.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { DBusConnection } from '../../src/service/dbus/connection.js';
+import { DBusConnection } from '../../src/ipc/dbus/connection.js';
 import { run } from '../helpers/cli.js';
 import { startPrivateBus } from '../helpers/dbus.js';
 import { tempDir } from '../helpers/tmp.js';

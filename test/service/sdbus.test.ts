@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { inSignature, METHOD_NAMES, outSignature } from '../../src/service/dbus/interface.js';
+import { inSignature, METHOD_NAMES, outSignature } from '../../src/ipc/dbus/interface.js';
 import { run } from '../helpers/cli.js';
 import { asUser, ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';

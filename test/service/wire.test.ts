@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { decodeMessage, encodeBody, encodeMessage, frameSize, MessageType } from '../../src/ipc/dbus/wire.js';
 import { DomainType } from '../../src/platform/domains.js';
+import { parseStartTicks, parseStatus } from '../../src/platform/process.js';
 import { Topology } from '../../src/platform/topology.js';
-import {
-  decodeMessage,
-  encodeBody,
-  encodeMessage,
-  frameSize,
-  MessageType,
-} from '../../src/service/dbus/wire.js';
-import { parseStartTicks, parseStatus } from '../../src/service/process-info.js';
 import { SessionSchema } from '../../src/service/sessions.js';
 import { shown } from '../../src/service/text.js';
 import { cpuMask, formatTopoCache, parseTopoCacheCounts } from '../../src/service/topo-cache.js';

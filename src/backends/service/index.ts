@@ -1,4 +1,10 @@
-import { BatchClient } from '../../batch/client.js';
+import { BatchClient } from '../../ipc/batch/client.js';
+import {
+  type ClientOptions,
+  GeopmClient,
+  type RemoteControlInfo,
+  type RemoteSignalInfo,
+} from '../../ipc/geopm-client.js';
 import { Aggregation } from '../../platform/aggregation.js';
 import type { Backend, BackendContext, Diagnostic } from '../../platform/backend.js';
 import { type DomainType, domainName } from '../../platform/domains.js';
@@ -11,12 +17,6 @@ import {
   type SignalInfo,
   Units,
 } from '../../platform/signal-info.js';
-import {
-  type ClientOptions,
-  GeopmClient,
-  type RemoteControlInfo,
-  type RemoteSignalInfo,
-} from '../../service/client.js';
 
 const PREFIX = 'SERVICE::';
 

@@ -1,4 +1,5 @@
 import { lstatSync } from 'node:fs';
+import { GeopmClient, ServiceError } from '../../ipc/geopm-client.js';
 import { ErrorCode, JoulegateError, PermissionError } from '../../platform/errors.js';
 import {
   AccessLists,
@@ -7,7 +8,6 @@ import {
   type SetAccessOptions,
 } from '../../service/access/index.js';
 import { requireAvailable } from '../../service/access/list-file.js';
-import { GeopmClient, ServiceError } from '../../service/client.js';
 
 export type AccessKind = 'signals' | 'controls';
 

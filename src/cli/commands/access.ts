@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../platform/errors.js';
+import { VERSION } from '../../platform/version.js';
 import { parseAccessList, sortedUnique } from '../../service/access/list-file.js';
 import { type AccessOptions, planAccess, UsageError } from '../access/options.js';
 import type { AccessKind, AccessStore } from '../access/stores.js';
-import { VERSION } from '../version.js';
 
 const DESCRIPTION = [
   'Show or change which signals and controls users may use through the joulegate service (compatible with geopmaccess).',

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
+import { openPlatform } from '../../backends/open-platform.js';
 import { collectMetadata } from '../../monitor/metadata.js';
-import { openPlatform } from '../platform.js';
 
 /** `joulegate metadata`: host, CPU, GPUs, kernel, versions and backend metadata as JSON. */
 export function register(program: Command): void {

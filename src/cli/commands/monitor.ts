@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
+import { openPlatform } from '../../backends/open-platform.js';
 import { errorMessage } from '../../platform/errors.js';
 import { addConfigOptions, configFromOptions } from '../config-options.js';
-import { openPlatform } from '../platform.js';
 
 /** `joulegate monitor [options] -- CMD ARGS…` */
 export function register(program: Command): void {

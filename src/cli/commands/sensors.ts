@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
+import { openPlatform } from '../../backends/open-platform.js';
 import { availableSensors } from '../../platform/sensors.js';
-import { openPlatform } from '../platform.js';
 
 /** `joulegate sensors [--all] [--json]`: what can be measured here, and what cannot and why. */
 export function register(program: Command): void {

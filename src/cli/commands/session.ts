@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import { type Command, CommanderError } from 'commander';
+import { openPlatform } from '../../backends/open-platform.js';
 import { errorMessage } from '../../platform/errors.js';
 import type { PlatformIO } from '../../platform/platform-io.js';
-import { openPlatform } from '../platform.js';
+import { VERSION } from '../../platform/version.js';
 import type { ReportFormat, SessionConfig } from '../session/run.js';
 import type { Sink } from '../session/sinks.js';
-import { VERSION } from '../version.js';
 
 /** geopmsession is a Python argparse tool: bad option values exit 2, runtime errors 255. */
 const ARGPARSE_EXIT = 2;

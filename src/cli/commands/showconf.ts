@@ -9,7 +9,7 @@ export function register(program: Command): void {
     .option('--default', 'the built-in defaults only');
   addConfigOptions(cmd, []);
   cmd.action(async (opts: Record<string, unknown>) => {
-    const { configToIni, resolveConfig } = await import('../../config/load.js');
+    const { configToIni, resolveConfig } = await import('../../monitor/config/load.js');
     const config = opts.default ? resolveConfig([]) : await configFromOptions(opts, false);
     process.stdout.write(configToIni(config));
   });

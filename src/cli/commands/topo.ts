@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
+import { openPlatform } from '../../backends/open-platform.js';
 import { DOMAIN_COUNT, DomainType, domainName, isNestedDomain } from '../../platform/domains.js';
 import { errorMessage } from '../../platform/errors.js';
 import { formatCpuList } from '../../platform/sysroot.js';
 import type { Topology } from '../../platform/topology.js';
 import { exitStatusOf } from '../parse.js';
-import { openPlatform } from '../platform.js';
 
 /** Domains a CPU line names as its containers, when the node has them. */
 const CPU_PARENTS = [

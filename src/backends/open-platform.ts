@@ -1,6 +1,6 @@
-import { loadPlatform } from '../backends/load.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { hasCapSysAdmin } from '../service/process-info.js';
+import { hasCapSysAdmin } from '../platform/process.js';
+import { loadPlatform } from './load.js';
 
 export interface OpenPlatformOptions {
   /** Where the one-line warning goes when the daemon cannot be reached (default: stderr). */
@@ -18,7 +18,7 @@ export interface OpenPlatformOptions {
 export async function openPlatform(options: OpenPlatformOptions = {}): Promise<PlatformIO> {
   if (hasCapSysAdmin(process.pid)) return loadPlatform();
   // Loaded only here: the D-Bus and batch client cost start-up time that admins never need.
-  const { ServiceBackend } = await import('../backends/service/index.js');
+  const { ServiceBackend } = await import('./service/index.js');
   const pio = await loadPlatform({ extra: [new ServiceBackend()] });
   const missing = pio.diagnostics().find((d) => d.backend === 'SERVICE' && d.signal === undefined);
   if (missing) {

@@ -1,5 +1,5 @@
 /**
- * Entry point of a batch server process, started by the daemon's launcher (launcher.ts) with
+ * Entry point of a batch server process, started by the daemon's launcher (src/service/batch-launcher.ts) with
  * the request as JSON on stdin. It builds its own PlatformIO (built-in backends and plugins):
  * GPU libraries do not survive being shared across processes, so the child initialises
  * everything itself. It pushes the requests, creates the files, reports `{"ready":true}` on
@@ -9,10 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
+import { BatchServer } from '../batch/server.js';
+import { processExists, type ServerReport } from '../ipc/batch/protocol.js';
 import { errorMessage } from '../platform/errors.js';
 import * as z from '../platform/validation.js';
-import { processExists, type ServerReport } from './protocol.js';
-import { BatchServer } from './server.js';
 
 const requestSchema = z.object({ name: z.string(), domain: z.int(), idx: z.int() });
 const id = () => z.int().check(z.nonnegative());

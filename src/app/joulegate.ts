@@ -1,28 +1,6 @@
-import { Command, CommanderError } from 'commander';
+/** Start-up of the `joulegate` command (bundled into dist/app/joulegate.cjs by scripts/bundle-cli.mjs). */
+import { main } from '../cli/program.js';
 import { errorMessage } from '../platform/errors.js';
-import { COMMANDS } from './commands/index.js';
-import { VERSION } from './version.js';
-
-/**
- * `joulegate` entry point. Each subcommand lives in its own module under commands/ and adds
- * itself to the program; errors reach the user as one line, never as a stack trace.
- */
-export async function main(argv: string[]): Promise<number> {
-  const program = new Command('joulegate')
-    .description('Measure and control the energy of this node')
-    .version(VERSION, '-V, --version')
-    .exitOverride()
-    .configureOutput({ outputError: (str, write) => write(str) });
-  for (const register of COMMANDS) register(program);
-  try {
-    await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
-    process.stderr.write(`Error: ${errorMessage(err)}\n`);
-    return 1;
-  }
-}
 
 // bin/joulegate moves NODE_EXTRA_CA_CERTS aside so that Node skips parsing a CA bundle this
 // process never uses; what joulegate starts (the monitored app) gets it back.

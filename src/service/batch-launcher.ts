@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { batchPaths, processExists, type ServerReport } from '../ipc/batch/protocol.js';
 import { JoulegateError } from '../platform/errors.js';
-import type { BatchLauncher, BatchServerHandle, BatchStartRequest } from '../service/batch-port.js';
-import { batchPaths, processExists, type ServerReport } from './protocol.js';
+import type { BatchLauncher, BatchServerHandle, BatchStartRequest } from './batch-port.js';
 
 export interface LauncherOptions {
   /** Where the server's complaints go (the daemon's log). */
@@ -15,11 +15,15 @@ export interface LauncherOptions {
   clientCheckMs?: number;
 }
 
-/** The server entry next to this file: compiled JS in dist, TypeScript under tsx in tests. */
+/**
+ * The batch server's start-up module (src/app/batch-server): compiled JS in dist, TypeScript under
+ * tsx in tests. A path, not an import: the server runs in its own process.
+ */
 function serverCommand(): string[] {
   const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.ts')) return ['--import', 'tsx', join(dirname(here), 'server-main.ts')];
-  return [join(dirname(here), 'server-main.js')];
+  const app = join(dirname(here), '..', 'app');
+  if (here.endsWith('.ts')) return ['--import', 'tsx', join(app, 'batch-server.ts')];
+  return [join(app, 'batch-server.js')];
 }
 
 /**

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Entry of the `joulegate` command (built to dist/cli/main.js). It runs the bundled CLI,
- * dist/cli/joulegate.cjs, through vm.Script with the V8 code cache the build wrote next to it:
+ * Entry of the `joulegate` command (built to dist/app/joulegate-loader.js). It runs the bundled CLI,
+ * dist/app/joulegate.cjs, through vm.Script with the V8 code cache the build wrote next to it:
  * compiling the bundle from source was about a third of every `joulegate monitor` start.
  * V8 rejects a cache made by another Node.js version or for other source, and the bundle is then
  * compiled as usual. With JOULEGATE_WRITE_CODE_CACHE=1 this run writes the cache when it exits

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { errorMessage, JoulegateError } from '../platform/errors.js';
-import type * as z from '../platform/validation.js';
+import { errorMessage, JoulegateError } from '../../platform/errors.js';
+import type * as z from '../../platform/validation.js';
 import { formatIni, type IniData, parseIni } from './ini.js';
 import { CONFIG_SCHEMA, type Config, type Section } from './schema.js';
 

@@ -3,14 +3,14 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
-import { BatchServerLauncher } from '../batch/launcher.js';
+import { DBusConnection, systemBusAddress } from '../ipc/dbus/connection.js';
+import { busName, OBJECT_PATH } from '../ipc/dbus/interface.js';
 import { errorMessage } from '../platform/errors.js';
-import { AccessLists } from './access/index.js';
-import { DBusConnection, systemBusAddress } from './dbus/connection.js';
-import { busName, OBJECT_PATH } from './dbus/interface.js';
-import { Dispatcher } from './dispatcher.js';
-import { type Log, secureMakeDirs, secureMakeFile } from './secure-files.js';
-import { GeopmService } from './service.js';
+import { AccessLists } from '../service/access/index.js';
+import { BatchServerLauncher } from '../service/batch-launcher.js';
+import { Dispatcher } from '../service/dispatcher.js';
+import { type Log, secureMakeDirs, secureMakeFile } from '../service/secure-files.js';
+import { GeopmService } from '../service/service.js';
 
 /** GEOPM's run directory mode: clients reach files they own without listing the directory. */
 const RUN_DIR_MODE = 0o711;

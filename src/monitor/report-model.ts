@@ -1,8 +1,8 @@
-import type { RegionSummary, RoundMetrics, Stat } from '../monitor/metrics.js';
-import type { RegionEvent } from '../monitor/regions-pairing.js';
-import type { AppExit } from '../monitor/run-app.js';
-import type { DeviceGroup, EnergyMethod, SeriesSpec } from '../monitor/signals.js';
 import type { Diagnostic } from '../platform/backend.js';
+import type { RegionSummary, RoundMetrics, Stat } from './metrics.js';
+import type { RegionEvent } from './regions-pairing.js';
+import type { AppExit } from './run-app.js';
+import type { DeviceGroup, EnergyMethod, SeriesSpec } from './signals.js';
 
 /** How one device group was measured, for the "measured how" part of every report. */
 export interface SourceInfo {

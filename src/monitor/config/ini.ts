@@ -1,4 +1,4 @@
-import { ParseError } from '../platform/errors.js';
+import { ParseError } from '../../platform/errors.js';
 
 /** Entries of an INI file: section → key → raw string value. */
 export type IniData = Record<string, Record<string, string>>;

@@ -1,7 +1,7 @@
 import { closeSync, constants, fchownSync, fstatSync, ftruncateSync, openSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { JoulegateError } from '../platform/errors.js';
-import { initSharedMutex, type Mapping, mapShared } from './libc.js';
+import { JoulegateError } from '../../platform/errors.js';
+import { initSharedMutex, type Mapping, mapShared } from '../../platform/libc.js';
 import { bufferBytes, HEADER_BYTES } from './protocol.js';
 
 if (endianness() !== 'LE') {

@@ -1,4 +1,4 @@
-import * as z from '../platform/validation.js';
+import * as z from '../../platform/validation.js';
 
 const regexList = z.string().check(
   z.refine(

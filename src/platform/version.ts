@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The package version, from the nearest joulegate package.json above this module: the same
- * code runs from src/ (tests), dist/cli/ and the bundle's dist/cli/chunks/.
+ * code runs from src/ (tests), dist/ and the bundle in dist/app/.
  */
 function readVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url));

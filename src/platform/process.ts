@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { loadKoffi } from '../platform/ffi.js';
+import { loadKoffi } from './ffi.js';
 
 /**
  * Facts about client processes, always from the machine's real /proc (never the sysroot:

@@ -1,6 +1,6 @@
 import { chownSync, closeSync, constants, openSync, unlinkSync } from 'node:fs';
-import { JoulegateError } from '../platform/errors.js';
-import { makeFifo, readFd, setBlocking, writeFd } from './libc.js';
+import { JoulegateError } from '../../platform/errors.js';
+import { makeFifo, readFd, setBlocking, writeFd } from '../../platform/libc.js';
 import { fifoPath } from './protocol.js';
 
 /** How often a waiting server looks for its client (adds at most this much to a batch start). */

@@ -1,4 +1,4 @@
-import { JoulegateError } from '../platform/errors.js';
+import { JoulegateError } from '../../platform/errors.js';
 import { bufferPath, Message } from './protocol.js';
 import { SharedBuffer } from './shared-buffer.js';
 import { END_OF_STREAM, StatusChannel } from './status-fifo.js';
