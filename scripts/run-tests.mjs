@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts with node:test through the tsx loader. Node 20's --test takes no
-// globs, so the file list is collected here. Extra args are passed to node (e.g. a file filter).
-import { spawnSync } from 'node:child_process';
+// globs, so the file list is collected here. Extra args are file filters (substrings of paths).
+// Test files share the system users and groups they create (test/helpers/users.ts); when all
+// files are done, or the run is interrupted, the accounts this run added are removed.
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { removeTestAccounts, testAccounts } from '../test/helpers/accounts.mjs';
 
 function collect(dir) {
   const out = [];
@@ -23,7 +26,24 @@ if (files.length === 0) {
   console.error('run-tests: no test files matched');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+
+const accountsBefore = testAccounts();
+function cleanUp() {
+  const { removed, failed } = removeTestAccounts(accountsBefore);
+  if (removed.length > 0) console.log(`run-tests: removed test accounts ${removed.join(' ')}`);
+  for (const f of failed) console.error(`run-tests: could not remove test account (${f})`);
+  return failed.length === 0;
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
   stdio: 'inherit',
 });
-process.exit(r.status ?? 1);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => {
+  const cleaned = cleanUp();
+  if (signal) {
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  }
+  process.exit(code === 0 && !cleaned ? 1 : (code ?? 1));
+});

@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { TEST_ACCOUNT } from './accounts.mjs';
 
 /**
  * Real unprivileged users and groups for tests that need other uids (tests run as root in CI).
- * Creation is idempotent and tolerates a parallel test file creating the same user.
+ * Creation is idempotent and tolerates a parallel test file creating the same user. Test files
+ * share accounts, so none removes its own: scripts/run-tests.mjs removes every account the run
+ * added once all files are done (names must match TEST_ACCOUNT for that).
  */
 export interface TestUser {
   name: string;
@@ -19,6 +22,10 @@ function idOf(kind: 'passwd' | 'group', name: string): number | undefined {
   }
 }
 
+function checkName(name: string): void {
+  if (!TEST_ACCOUNT.test(name)) throw new Error(`test account ${name} does not match ${TEST_ACCOUNT}`);
+}
+
 function retrying(fn: () => void, exists: () => boolean): void {
   for (let i = 0; i < 20 && !exists(); i++) {
     try {
@@ -32,6 +39,7 @@ function retrying(fn: () => void, exists: () => boolean): void {
 }
 
 export function ensureGroup(name: string): number {
+  checkName(name);
   retrying(
     () => execFileSync('groupadd', ['-f', name], { stdio: 'ignore' }),
     () => idOf('group', name) !== undefined,
@@ -41,6 +49,7 @@ export function ensureGroup(name: string): number {
 
 /** Creates (or reuses) a system user with no login shell, member of `groups`. */
 export function ensureUser(name: string, groups: string[] = []): TestUser {
+  checkName(name);
   for (const g of groups) ensureGroup(g);
   retrying(
     () =>

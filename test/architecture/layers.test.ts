@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const CHECK = join(ROOT, 'scripts/check-layers.mjs');
+
+const scratch = mkdtempSync(join(tmpdir(), 'jg-layers-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A copy of src/ with one file added or replaced, checked by the script. */
+function checkWith(file: string, text: string): { status: number | null; stderr: string } {
+  const root = mkdtempSync(join(scratch, 'tree-'));
+  cpSync(join(ROOT, 'src'), join(root, 'src'), { recursive: true });
+  writeFileSync(join(root, 'src', file), text);
+  const r = spawnSync(process.execPath, [CHECK, '--root', root], { encoding: 'utf8' });
+  return { status: r.status, stderr: r.stderr };
+}
+
+test('src/ as committed follows the layers', () => {
+  const out = execFileSync(process.execPath, [CHECK, '--root', ROOT], { encoding: 'utf8' });
+  assert.match(out, /follows the layers/);
+});
+
+test('an upward import is refused, naming the file and the layers', () => {
+  const r = checkWith(
+    'platform/planted.ts',
+    "import { main } from '../cli/program.js';\nexport const x = main;\n",
+  );
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /platform\/planted\.ts: imports cli\/program\.js \(platform is below cli\)/);
+});
+
+test('a dynamic import and an export-from against the grain are refused too', () => {
+  const dynamic = checkWith('ipc/planted.ts', "export const load = () => import('../backends/load.js');\n");
+  assert.equal(dynamic.status, 1);
+  assert.match(dynamic.stderr, /ipc\/planted\.ts: imports backends\/load\.js/);
+  const reexport = checkWith(
+    'backends/planted.ts',
+    "export { GeopmService } from '../service/service.js';\n",
+  );
+  assert.equal(reexport.status, 1);
+  assert.match(reexport.stderr, /backends\/planted\.ts: imports service\/service\.js/);
+});
+
+test('peers on the middle level may not import each other', () => {
+  const r = checkWith(
+    'monitor/planted.ts',
+    "import { BatchServer } from '../batch/server.js';\nexport { BatchServer };\n",
+  );
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /\(monitor and batch are peers\)/);
+});
+
+test('a downward import is accepted', () => {
+  const r = checkWith(
+    'cli/planted.ts',
+    "import { DomainType } from '../platform/domains.js';\nexport { DomainType };\n",
+  );
+  assert.equal(r.status, 0, r.stderr);
+});
+
+test('a folder outside every layer is refused', () => {
+  const r = checkWith('planted.ts', '');
+  assert.equal(r.status, 0, 'a top-level file is the library entry level');
+  const root = mkdtempSync(join(scratch, 'tree-'));
+  cpSync(join(ROOT, 'src'), join(root, 'src'), { recursive: true });
+  cpSync(join(root, 'src/report'), join(root, 'src/extras'), { recursive: true });
+  const r2 = spawnSync(process.execPath, [CHECK, '--root', root], { encoding: 'utf8' });
+  assert.equal(r2.status, 1);
+  assert.match(r2.stderr, /folder "extras" is in no layer/);
+});
+
+test('docs/architecture.md names every folder of src/ and only those', () => {
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const described = [...doc.matchAll(/^\*\*([a-z]+)\*\* —/gm)].map((m) => m[1]).sort();
+  const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+  assert.deepEqual(described, folders);
+});
