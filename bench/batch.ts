@@ -1,22 +1,33 @@
 /**
  * Batch round-trip latency: one read_batch (client writes 'r', server reads every pushed
- * signal into the shared buffer, answers 'c') for 1, 16 and 128 signals, measured for
- *   - joulegate: the TypeScript BatchClient against the batch server process (launcher.ts),
- *   - a C floor: two small C programs doing the same FIFO ping-pong over a mmap'd buffer of the
- *     same size (bench/c/floor_*.c, built here with gcc), in the same run, interleaved,
- *   - the D-Bus path: PlatformReadSignal("TIME", board, 0) against joulegated on a private bus.
- * Prints JSON; target: joulegate p50 ≤ 2 × the C floor's p50.
+ * signal into the shared buffer, answers 'c') for 1, 16 and 128 signals, each a distinct
+ * cpufreq attribute × CPU on a generated 64-CPU tree with one cpufreq policy per CPU (so a
+ * batch of N signals reads N files), measured for
+ *   - joulegate: the BatchClient against the batch server, both from dist/ (the launcher
+ *     starts dist/app/batch-server.js, which reads the tree through JOULEGATE_SYSROOT),
+ *   - its floor: two small C programs doing the same work the plainest way — the same FIFO
+ *     ping-pong over a mmap'd buffer of the same size, the server preading the same N files
+ *     kept open (bench/c/floor_*.c, built here with gcc) — in the same run, interleaved,
+ *   - the D-Bus path: PlatformReadSignal of the 1-signal batch's signal against
+ *     dist/app/joulegated.js on a private bus, compared with that batch.
+ * Both sides' values are checked against the files. Prints JSON; target: joulegate p50 ≤ 2 ×
+ * the floor's p50.
  * Usage: node --import tsx bench/batch.ts [--iterations N] [--rounds R]
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchClient } from '../src/ipc/batch/client.js';
-import { GeopmClient } from '../src/ipc/geopm-client.js';
 import { DomainType } from '../src/platform/domains.js';
 import { errorMessage } from '../src/platform/errors.js';
-import { BatchServerLauncher } from '../src/service/batch-launcher.js';
+import { generateTree } from '../test/fixtures/generate.js';
+import { firstLine, importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
+
+requireBuiltDist('batch');
+const { BatchServerLauncher } =
+  await importDist<typeof import('../src/service/batch-launcher.js')>('service/batch-launcher.js');
+const { BatchClient } = await importDist<typeof import('../src/ipc/batch/client.js')>('ipc/batch/client.js');
+const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
 
 interface Latency {
   p50_us: number;
@@ -32,14 +43,44 @@ const ITERATIONS = argValue('--iterations', 20000);
 const ROUNDS = argValue('--rounds', 3);
 const WARMUP = 1000;
 const SIZES = [1, 16, 128];
+const SHAPE = { packages: 2, coresPerPackage: 16, threadsPerCore: 2, cpufreq: 'cpu' } as const;
+const CPUS = SHAPE.packages * SHAPE.coresPerPackage * SHAPE.threadsPerCore;
+/** Polled (non-constant) cpufreq attributes: signal name and file; values in kHz, signals in Hz. */
+const ATTRIBUTES = [
+  ['CPUFREQ::SCALING_CUR_FREQ', 'scaling_cur_freq'],
+  ['CPUFREQ::SCALING_MAX_FREQ', 'scaling_max_freq'],
+  ['CPUFREQ::SCALING_MIN_FREQ', 'scaling_min_freq'],
+] as const;
 const work = mkdtempSync(join(tmpdir(), 'joulegate-bench-batch-'));
 chmodSync(work, 0o711);
+const tree = join(work, 'sysroot');
 
-function percentiles(samples: number[]): Latency {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) =>
-    Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3));
-  return { p50_us: at(0.5), p99_us: at(0.99) };
+interface Request {
+  name: string;
+  domain: DomainType;
+  idx: number;
+  file: string;
+}
+
+/** N distinct signal requests, attribute by attribute over every CPU, each backed by its own file. */
+function requestsOf(n: number): Request[] {
+  if (n > ATTRIBUTES.length * CPUS)
+    throw new Error(`the tree offers ${ATTRIBUTES.length * CPUS} signals, not ${n}`);
+  return Array.from({ length: n }, (_, k) => {
+    const [name, attribute] = ATTRIBUTES[Math.floor(k / CPUS)]!;
+    const cpu = k % CPUS;
+    const file = join(tree, `sys/devices/system/cpu/cpufreq/policy${cpu}/${attribute}`);
+    return { name, domain: DomainType.Cpu, idx: cpu, file };
+  });
+}
+
+/** What the N signals must read, summed: each file's kHz in Hz. */
+function expectedSum(requests: Request[]): number {
+  return requests.reduce((sum, r) => sum + Number(readFileSync(r.file, 'latin1')) * 1e3, 0);
+}
+
+function checkSum(who: string, got: number, expected: number): void {
+  if (got !== expected) throw new Error(`${who} read values summing to ${got}, the files to ${expected}`);
 }
 
 function median(values: number[]): number {
@@ -49,7 +90,7 @@ function median(values: number[]): number {
 
 function buildFloor(): { server: string; client: string } {
   const dir = join(work, 'floor');
-  execFileSync('mkdir', ['-p', dir]);
+  mkdirSync(dir);
   const src = new URL('./c/', import.meta.url).pathname;
   const out = { server: join(dir, 'floor_server'), client: join(dir, 'floor_client') };
   execFileSync('gcc', ['-O2', '-o', out.server, join(src, 'floor_server.c')]);
@@ -57,140 +98,128 @@ function buildFloor(): { server: string; client: string } {
   return out;
 }
 
-function waitForLine(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child[stream]!.setEncoding('utf8');
-    child[stream]!.on('data', (d: string) => {
-      text += d;
-      const line = text.split('\n').find((l) => pattern.test(l));
-      if (line) resolve(line);
-    });
-    child.on('exit', (code) => reject(new Error(`${child.spawnargs.join(' ')} exited (${code}): ${text}`)));
-  });
-}
-
 async function measureFloor(
   bin: { server: string; client: string },
-  n: number,
+  requests: Request[],
   round: number,
 ): Promise<Latency> {
+  const n = requests.length;
   const key = `c${n}-${round}`;
-  const server = spawn(bin.server, [work, key, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await waitForLine(server, 'stdout', /^ready$/);
+  const server: ChildProcess = spawn(bin.server, [work, key, ...requests.map((r) => r.file)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await firstLine(server, 'stdout', /^ready$/);
   const out = execFileSync(bin.client, [work, key, String(n), String(ITERATIONS), String(WARMUP)], {
     encoding: 'utf8',
   });
-  const { p50_us, p99_us } = JSON.parse(out) as Latency;
+  const { p50_us, p99_us, value_sum } = JSON.parse(out) as Latency & { value_sum: number };
+  checkSum('the C floor', value_sum, expectedSum(requests));
   return { p50_us, p99_us };
 }
 
-async function measureJoulegate(launcher: BatchServerLauncher, n: number): Promise<Latency> {
-  const signals = Array.from({ length: n }, () => ({ name: 'TIME', domain: DomainType.Board, idx: 0 }));
+async function measureJoulegate(
+  launcher: InstanceType<typeof BatchServerLauncher>,
+  requests: Request[],
+): Promise<Latency> {
+  const n = requests.length;
   const server = await launcher.start({
     runDir: work,
     clientPid: process.pid,
     clientUid: process.getuid!(),
     clientGid: process.getgid!(),
-    signals,
+    signals: requests.map(({ name, domain, idx }) => ({ name, domain, idx })),
     controls: [],
   });
   const client = BatchClient.connect({ runDir: work, key: server.serverKey, numSignals: n, numControls: 0 });
   const times = new Array<number>(ITERATIONS);
-  let checksum = 0;
+  let values: ArrayLike<number> = [];
   for (let i = -WARMUP; i < ITERATIONS; i++) {
     const start = process.hrtime.bigint();
-    const values = client.readBatch();
-    checksum += values[n - 1]!;
+    values = client.readBatch();
     const end = process.hrtime.bigint();
     if (i >= 0) times[i] = Number(end - start) / 1000;
   }
+  let sum = 0;
+  for (let k = 0; k < n; k++) sum += values[k]!;
   client.close();
   await server.exited;
-  if (!(checksum > 0)) throw new Error('batch reads returned no TIME values');
+  checkSum('joulegate', sum, expectedSum(requests));
   return percentiles(times);
 }
 
-/** PlatformReadSignal round trips against joulegated on a private bus, or why not measured. */
-async function measureDbus(calls: number): Promise<Record<string, unknown>> {
-  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--nopidfile', '--print-address=1'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let daemon: ChildProcess | undefined;
+/** PlatformReadSignal round trips of `request` against joulegated on a private bus, or why not measured. */
+async function measureDbus(request: Request, calls: number): Promise<Record<string, unknown>> {
+  const name = `PlatformReadSignal("${request.name}", cpu, ${request.idx}) to dist/app/joulegated.js`;
   try {
-    const address = (await waitForLine(bus, 'stdout', /^unix:/)).trim();
-    const runDir = join(work, 'run');
-    const env = {
-      ...process.env,
-      DBUS_SYSTEM_BUS_ADDRESS: address,
-      JOULEGATE_RUN_PATH: runDir,
-      JOULEGATE_CONFIG_PATH: join(work, 'etc'),
-    };
-    const entry = new URL('../src/app/joulegated.ts', import.meta.url).pathname;
-    daemon = spawn(process.execPath, ['--import', 'tsx', entry], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    await Promise.race([
-      waitForLine(daemon, 'stderr', /joulegated: ready/),
-      new Promise((_, reject) =>
-        setTimeout(() => reject(new Error('joulegated did not start in 60 s')), 60_000),
-      ),
-    ]);
-    const client = await GeopmClient.connect({ address });
+    const running = await startDaemon(work, { JOULEGATE_SYSROOT: tree });
     try {
-      await client.platformOpenSession();
-      const times: number[] = [];
-      for (let i = -100; i < calls; i++) {
-        const start = process.hrtime.bigint();
-        const value = await client.platformReadSignal('TIME', DomainType.Board, 0);
-        const end = process.hrtime.bigint();
-        if (!(value >= 0)) throw new Error(`PlatformReadSignal returned ${value}`);
-        if (i >= 0) times.push(Number(end - start) / 1000);
+      const client = await GeopmClient.connect({ address: running.address });
+      try {
+        await client.platformOpenSession();
+        const expected = expectedSum([request]);
+        const times: number[] = [];
+        for (let i = -100; i < calls; i++) {
+          const start = process.hrtime.bigint();
+          const value = await client.platformReadSignal(request.name, request.domain, request.idx);
+          const end = process.hrtime.bigint();
+          checkSum('PlatformReadSignal', value, expected);
+          if (i >= 0) times.push(Number(end - start) / 1000);
+        }
+        await client.platformCloseSession();
+        return { available: true, name, calls, ...percentiles(times) };
+      } finally {
+        client.close();
       }
-      await client.platformCloseSession();
-      return { available: true, calls, ...percentiles(times) };
     } finally {
-      client.close();
+      await running.stop();
     }
   } catch (err) {
-    return { available: false, reason: errorMessage(err) };
-  } finally {
-    daemon?.kill('SIGTERM');
-    bus.kill('SIGTERM');
+    return { available: false, name, reason: errorMessage(err) };
   }
 }
 
 async function main(): Promise<void> {
+  generateTree(tree, SHAPE);
+  // The batch servers the launcher starts read this tree, with no admin config and no plugins.
+  process.env.JOULEGATE_SYSROOT = tree;
+  process.env.JOULEGATE_CONFIG_PATH = join(work, 'config');
+  process.env.JOULEGATE_PLUGIN_PATH = '';
   const floorBin = buildFloor();
   const launcher = new BatchServerLauncher();
   const cases = [];
   for (const n of SIZES) {
+    const requests = requestsOf(n);
     const floorRounds: Latency[] = [];
     const tsRounds: Latency[] = [];
     // Interleaved rounds, so load from other processes hits both sides alike.
     for (let r = 0; r < ROUNDS; r++) {
-      floorRounds.push(await measureFloor(floorBin, n, r));
-      tsRounds.push(await measureJoulegate(launcher, n));
+      floorRounds.push(await measureFloor(floorBin, requests, r));
+      tsRounds.push(await measureJoulegate(launcher, requests));
     }
     const floorP50 = median(floorRounds.map((x) => x.p50_us));
     const tsP50 = median(tsRounds.map((x) => x.p50_us));
     const ratio = Number((tsP50 / floorP50).toFixed(3));
     cases.push({
       signals: n,
-      c_floor: { p50_us: floorP50, p99_us: median(floorRounds.map((x) => x.p99_us)), rounds: floorRounds },
+      files_read_per_batch: new Set(requests.map((r) => r.file)).size,
+      floor: { p50_us: floorP50, p99_us: median(floorRounds.map((x) => x.p99_us)), rounds: floorRounds },
       joulegate: { p50_us: tsP50, p99_us: median(tsRounds.map((x) => x.p99_us)), rounds: tsRounds },
       ratio_p50_vs_floor: ratio,
       target_met: ratio <= 2,
     });
   }
-  const dbus = await measureDbus(2000);
+  const dbus = await measureDbus(requestsOf(1)[0]!, 2000);
   const batch1 = cases[0]!.joulegate.p50_us;
   const result = {
     benchmark: 'batch read round trip',
+    tree: `generated, ${CPUS} CPUs, one cpufreq policy per CPU`,
+    signals_used: `${ATTRIBUTES.map(([name]) => name).join(', ')} at CPU 0..${CPUS - 1}, in that order`,
     iterations_per_round: ITERATIONS,
     rounds: ROUNDS,
-    target: 'joulegate p50 <= 2 x C floor p50',
+    floor:
+      'C server and client (bench/c, gcc -O2): same FIFOs and mmap buffer, pread of the same N files kept open',
+    joulegate: 'BatchClient.readBatch() against dist/app/batch-server.js (BatchServerLauncher)',
+    target: 'joulegate p50 <= 2 x floor p50',
     cases,
     dbus_read_signal: dbus,
     dbus_p50_vs_batch_1_signal:
@@ -199,9 +228,11 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
 
-main()
-  .catch((err) => {
-    process.stderr.write(`bench/batch: ${errorMessage(err)}\n`);
-    process.exitCode = 1;
-  })
-  .finally(() => rmSync(work, { recursive: true, force: true }));
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`bench/batch: ${errorMessage(err)}\n`);
+  process.exitCode = 1;
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

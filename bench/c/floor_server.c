@@ -1,15 +1,19 @@
 /*
  * Floor for the batch benchmark: the smallest C server doing what a batch server does per
- * read — wait for one byte on a FIFO, fill N doubles in a mmap'd buffer, answer one byte.
- * Same files and open order as the batch protocol (docs/batch.md).
- * Usage: floor_server RUN_DIR KEY N   (prints "ready" once the files exist)
+ * read — wait for one byte on a FIFO, read each of its N files (opened once, then one pread at
+ * offset 0 each, as sysfs regenerates the text on every read), parse each into a double in a
+ * mmap'd buffer, answer one byte. The files are cpufreq attributes in kHz; the buffer holds Hz,
+ * as joulegate's CPUFREQ signals do. Same files and open order as the batch protocol
+ * (docs/batch.md).
+ * Usage: floor_server RUN_DIR KEY FILE...   (N = number of FILEs; prints "ready" once the
+ * batch files exist)
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define HEADER_BYTES 64
@@ -20,12 +24,17 @@ static void die(const char *what) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: floor_server RUN_DIR KEY N\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: floor_server RUN_DIR KEY FILE...\n");
         return 2;
     }
     const char *run = argv[1], *key = argv[2];
-    int n = atoi(argv[3]);
+    int n = argc - 3;
+    int *files = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        files[i] = open(argv[3 + i], O_RDONLY);
+        if (files[i] < 0) die(argv[3 + i]);
+    }
     char buf_path[4096], in_path[4096], out_path[4096];
     snprintf(buf_path, sizeof buf_path, "%s/batch-buffer-%s-signal", run, key);
     snprintf(in_path, sizeof in_path, "%s/batch-status-%s-in", run, key);
@@ -50,14 +59,20 @@ int main(int argc, char **argv) {
     unlink(in_path);
     unlink(buf_path);
 
-    char msg;
-    struct timespec now;
+    char msg, text[64];
     while (read(in_fd, &msg, 1) == 1) {
         if (msg == 'r') {
-            /* a cheap stand-in for reading the hardware: the clock, as the TIME signal does */
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            double t = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
-            for (int i = 0; i < n; i++) values[i] = t;
+            for (int i = 0; i < n; i++) {
+                ssize_t got = pread(files[i], text, sizeof text - 1, 0);
+                char *end = text;
+                double khz = NAN;
+                if (got > 0) {
+                    text[got] = '\0';
+                    khz = strtod(text, &end);
+                }
+                /* a failed read is NaN, never 0, as in joulegate */
+                values[i] = end == text ? NAN : khz * 1e3;
+            }
             char c = 'c';
             if (write(out_fd, &c, 1) != 1) die("write");
         } else {

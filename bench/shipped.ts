@@ -1,0 +1,140 @@
+/**
+ * What the benches that time joulegate's own processes share: those processes come from dist/
+ * (what `npm run build` ships, as users run it), never from the TypeScript sources under tsx,
+ * so a bench first makes sure dist/ is there and not older than src/; and the start of
+ * joulegated on a private bus of its own.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const REPO = new URL('..', import.meta.url).pathname;
+
+/** Absolute path of a built file, e.g. `distPath('app/joulegated.js')`. */
+export function distPath(relative: string): string {
+  return join(REPO, 'dist', relative);
+}
+
+/** Why dist/ cannot stand for src/ (a missing or older output), or undefined when it can. */
+function staleDist(): string | undefined {
+  let newestSource = 0;
+  for (const entry of readdirSync(join(REPO, 'src'), { recursive: true, encoding: 'utf8' })) {
+    if (!entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
+    const source = statSync(join(REPO, 'src', entry)).mtimeMs;
+    newestSource = Math.max(newestSource, source);
+    const output = `${entry.slice(0, -'.ts'.length)}.js`;
+    const built = statSync(distPath(output), { throwIfNoEntry: false });
+    if (!built) return `dist/${output} is missing`;
+    if (built.mtimeMs < source) return `src/${entry} is newer than dist/${output}`;
+  }
+  // The CLI bundle (what bin/joulegate runs) is made from all of src/.
+  const bundle = statSync(distPath('app/joulegate.cjs'), { throwIfNoEntry: false });
+  if (!bundle) return 'dist/app/joulegate.cjs is missing';
+  if (bundle.mtimeMs < newestSource) return 'dist/app/joulegate.cjs is older than src/';
+  return undefined;
+}
+
+/** Exits with one line when dist/ is missing or older than src/. */
+export function requireBuiltDist(bench: string): void {
+  const why = staleDist();
+  if (why === undefined) return;
+  process.stderr.write(`bench/${bench}: ${why}; run \`npm run build\` first\n`);
+  process.exit(2);
+}
+
+/** Imports a built module; `M` is the type of its source, e.g. `typeof import('../src/x.js')`. */
+export async function importDist<M>(relative: string): Promise<M> {
+  return (await import(pathToFileURL(distPath(relative)).href)) as M;
+}
+
+/** Resolves with the first line of `stream` matching `pattern`; rejects if the process exits first. */
+export function firstLine(proc: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    proc[stream]!.setEncoding('utf8');
+    proc[stream]!.on('data', (d: string) => {
+      text += d;
+      const line = text.split('\n').find((l) => pattern.test(l));
+      if (line) resolve(line);
+    });
+    proc.on('exit', (code) => reject(new Error(`${proc.spawnargs.join(' ')} exited (${code}): ${text}`)));
+  });
+}
+
+/** p50 and p99 of latency samples in µs. */
+export function percentiles(samples: number[], digits = 3): { p50_us: number; p99_us: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) =>
+    Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(digits));
+  return { p50_us: at(0.5), p99_us: at(0.99) };
+}
+
+export interface RunningDaemon {
+  /** The private bus's address, for clients. */
+  address: string;
+  daemon: ChildProcess;
+  /** Milliseconds from spawning dist/app/joulegated.js to its "ready" line. */
+  startToReadyMs: number;
+  /** The startup time the daemon reports itself in that line. */
+  reportedStartupMs: number;
+  /** Stops the daemon, then the bus. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A session-type dbus-daemon of its own (only this uid may connect, which is all a bench needs)
+ * and dist/app/joulegated.js on it, with run and config directories under `work` and no
+ * plugins. `env` adds to the environment (e.g. JOULEGATE_SYSROOT).
+ */
+export async function startDaemon(work: string, env: Record<string, string> = {}): Promise<RunningDaemon> {
+  const bus = spawn(
+    'dbus-daemon',
+    ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(work, 'bus')}`],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  const procs: ChildProcess[] = [bus];
+  const stop = async () => {
+    for (const p of procs.reverse()) {
+      if (p.exitCode !== null || p.signalCode !== null) continue;
+      const exited = new Promise((resolve) => p.once('exit', resolve));
+      p.kill('SIGTERM');
+      const killer = setTimeout(() => p.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+  };
+  try {
+    const address = (await firstLine(bus, 'stdout', /^unix:/)).trim();
+    const spawnedAt = performance.now();
+    const daemon = spawn(process.execPath, [distPath('app/joulegated.js')], {
+      env: {
+        ...process.env,
+        DBUS_SYSTEM_BUS_ADDRESS: address,
+        JOULEGATE_BUS_NAME: 'io.github.geopm',
+        JOULEGATE_RUN_PATH: join(work, 'run'),
+        JOULEGATE_CONFIG_PATH: join(work, 'config'),
+        JOULEGATE_PLUGIN_PATH: '',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    procs.push(daemon);
+    const ready = await Promise.race([
+      firstLine(daemon, 'stderr', /joulegated: ready/),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('joulegated did not start in 60 s')), 60_000).unref(),
+      ),
+    ]);
+    return {
+      address,
+      daemon,
+      startToReadyMs: performance.now() - spawnedAt,
+      reportedStartupMs: Number(/startup (\d+) ms/.exec(ready)?.[1]),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
