@@ -19,7 +19,11 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   process.exitCode = 1;
 });
 
-main(process.argv).then(
+// bin/geopmread and its siblings run this program under GEOPM's command names.
+const asTool = process.env.JOULEGATE_AS_GEOPM_TOOL;
+delete process.env.JOULEGATE_AS_GEOPM_TOOL;
+
+main(process.argv, asTool).then(
   (code) => {
     process.exitCode = code;
   },
