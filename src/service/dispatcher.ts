@@ -5,21 +5,36 @@ import {
   INTERFACE_NAME,
   inSignature,
   introspectionXml,
-  METHODS,
+  isMethodName,
+  type MethodArgs,
   type MethodName,
   OBJECT_PATH,
   outSignature,
   parentNodeXml,
 } from '../ipc/dbus/interface.js';
-import type { DecodedMessage } from '../ipc/dbus/wire.js';
+import type { DecodedMessage, WireValue } from '../ipc/dbus/wire.js';
 import { errorMessage } from '../platform/errors.js';
+import type { Caller } from './caller-access.js';
 import { dbusErrorName } from './errors.js';
-import type { Caller, GeopmService } from './service.js';
+import type { MethodTable } from './methods.js';
 
 /** Error text on the wire: one line, bounded. */
 function oneLine(text: string): string {
   const line = text.replace(/\s*\n\s*/g, '; ');
   return line.length > 1000 ? `${line.slice(0, 1000)}…` : line;
+}
+
+/**
+ * The one step from decoded wire values to typed arguments: the body decoded without error
+ * against exactly the method's input signature, so its values have the types MethodArgs<M>
+ * derives from that signature.
+ */
+function isInputOf<M extends MethodName>(
+  method: M,
+  msg: DecodedMessage,
+  body: WireValue[],
+): body is WireValue[] & MethodArgs<M> {
+  return msg.bodyError === undefined && (msg.signature ?? '') === inSignature(method);
 }
 
 function machineId(): string {
@@ -41,7 +56,7 @@ export class Dispatcher {
 
   constructor(
     private readonly conn: DBusConnection,
-    private readonly service: GeopmService,
+    private readonly service: { readonly handlers: MethodTable },
   ) {
     conn.onMethodCall((msg) => {
       void this.handle(msg);
@@ -86,6 +101,23 @@ export class Dispatcher {
     return false;
   }
 
+  /** Checks the input signature, then runs the method for the sender and replies. */
+  private async call<M extends MethodName>(method: M, msg: DecodedMessage): Promise<void> {
+    const args = msg.body;
+    if (!isInputOf(method, msg, args)) {
+      const why = msg.bodyError ?? `expects signature '${inSignature(method)}', got '${msg.signature ?? ''}'`;
+      this.conn.replyError(msg, ERROR_NAMES.InvalidArgument, `${method} ${why}`);
+      return;
+    }
+    if (!msg.sender) {
+      this.conn.replyError(msg, ERROR_NAMES.Failed, 'message has no sender');
+      return;
+    }
+    const caller = await this.callerOf(msg.sender);
+    const result = await this.service.handlers[method](caller, args);
+    this.conn.reply(msg, outSignature(method), result);
+  }
+
   private async handle(msg: DecodedMessage): Promise<void> {
     try {
       if (this.standard(msg)) return;
@@ -102,7 +134,7 @@ export class Dispatcher {
         return;
       }
       const member = msg.member ?? '';
-      if (!Object.hasOwn(METHODS, member)) {
+      if (!isMethodName(member)) {
         this.conn.replyError(
           msg,
           'org.freedesktop.DBus.Error.UnknownMethod',
@@ -110,21 +142,7 @@ export class Dispatcher {
         );
         return;
       }
-      const method = member as MethodName;
-      const expected = inSignature(method);
-      const got = msg.signature ?? '';
-      if (got !== expected || msg.bodyError !== undefined) {
-        const why = msg.bodyError ?? `expects signature '${expected}', got '${got}'`;
-        this.conn.replyError(msg, ERROR_NAMES.InvalidArgument, `${method} ${why}`);
-        return;
-      }
-      if (!msg.sender) {
-        this.conn.replyError(msg, ERROR_NAMES.Failed, 'message has no sender');
-        return;
-      }
-      const caller = await this.callerOf(msg.sender);
-      const result = await this.service.handlers[method](caller, msg.body);
-      this.conn.reply(msg, outSignature(method), result);
+      await this.call(member, msg);
     } catch (err) {
       try {
         this.conn.replyError(msg, dbusErrorName(err), oneLine(errorMessage(err)));

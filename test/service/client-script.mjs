@@ -5,6 +5,8 @@
 //   argv[2] may also be "@<file>" holding that JSON.
 //   {"sleep": ms}, {"waitFile": path} (until it exists), {"pid": true} → prints {"ok":true,"value":<own pid>}
 //   {"hold": true} → prints HOLDING and keeps the connection open until stdin closes.
+//   {"together": [calls]} → sends the calls back to back without awaiting replies (races), then
+//                           prints each result in order.
 // The string "$PID" in arguments stands for the client's own pid, "$LAST_SERVER_PID" for the
 // server pid of the last successful PlatformStartBatch.
 // Doubles that JSON cannot carry are written as the strings "NaN", "Infinity", "-Infinity".
@@ -38,6 +40,10 @@ const show = (v) =>
 const arg = process.argv[2] ?? '[]';
 const steps = JSON.parse(arg.startsWith('@') ? readFileSync(arg.slice(1), 'utf8') : arg);
 const client = await GeopmClient.connect();
+const callOf = (step) =>
+  step.raw
+    ? client.raw({ interface: 'io.github.geopm', ...step.raw, body: deep(step.raw.body ?? []) })
+    : client[step.call](...deep(step.args ?? []));
 for (const step of steps) {
   try {
     if (step.sleep) {
@@ -58,9 +64,18 @@ for (const step of steps) {
       await new Promise((r) => process.stdin.on('end', r));
       break;
     }
-    const value = step.raw
-      ? await client.raw({ interface: 'io.github.geopm', ...step.raw, body: deep(step.raw.body ?? []) })
-      : await client[step.call](...deep(step.args ?? []));
+    if (step.together) {
+      const settled = await Promise.allSettled(step.together.map(callOf));
+      for (const r of settled) {
+        if (r.status === 'fulfilled') console.log(show({ ok: true, value: r.value ?? null }));
+        else
+          console.log(
+            show({ ok: false, name: r.reason.dbusName ?? r.reason.name, message: r.reason.message }),
+          );
+      }
+      continue;
+    }
+    const value = await callOf(step);
     if (value && typeof value === 'object' && 'serverPid' in value) lastServerPid = value.serverPid;
     console.log(show({ ok: true, value: value ?? null }));
   } catch (err) {

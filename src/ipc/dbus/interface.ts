@@ -1,7 +1,7 @@
 /**
- * The io.github.geopm D-Bus interface: the 23 methods with GEOPM's type signatures
- * (geopm.md §1.1). The daemon's dispatcher, the client and the introspection XML
- * (packaging/io.github.geopm.xml) are all generated from this one table.
+ * The io.github.geopm D-Bus interface: the 23 methods with GEOPM's argument names and type
+ * signatures (geopm.md §1.1). The daemon's dispatcher and method types, the client and the
+ * introspection XML (packaging/io.github.geopm.xml) are all derived from this one table.
  */
 export const BUS_NAME_DEFAULT = 'io.github.geopm';
 export const OBJECT_PATH = '/io/github/geopm';
@@ -11,19 +11,67 @@ export function busName(): string {
   return process.env.JOULEGATE_BUS_NAME || BUS_NAME_DEFAULT;
 }
 
-export interface Arg {
-  name: string;
-  type: string;
+export interface Arg<T extends string = string> {
+  readonly name: string;
+  /** One complete D-Bus type (WireTypeOf must know it). */
+  readonly type: T;
 }
 
 export interface MethodSpec {
-  in: Arg[];
-  out: Arg[];
+  readonly in: readonly Arg[];
+  readonly out: readonly Arg[];
   /** One line for the introspection XML and docs. */
-  doc: string;
+  readonly doc: string;
 }
 
-const a = (name: string, type: string): Arg => ({ name, type });
+/** Values of the basic D-Bus types as wire.ts decodes them. */
+interface BasicWireTypes {
+  y: number;
+  b: boolean;
+  n: number;
+  q: number;
+  i: number;
+  u: number;
+  x: number | bigint;
+  t: number | bigint;
+  d: number;
+  s: string;
+  o: string;
+  g: string;
+}
+
+/** [value type, rest of S] for the complete type at the front of signature S, else never. */
+type ParseFirst<S extends string> = S extends `a${infer Rest}`
+  ? ArrayOf<ParseFirst<Rest>>
+  : S extends `(${infer Rest}`
+    ? ParseFields<Rest, []>
+    : S extends `${infer Code extends keyof BasicWireTypes}${infer Rest}`
+      ? [BasicWireTypes[Code], Rest]
+      : never;
+type ArrayOf<P> = P extends [infer T, infer Rest extends string] ? [T[], Rest] : never;
+type ParseFields<S extends string, Fields extends unknown[]> = S extends `)${infer Rest}`
+  ? Fields extends []
+    ? never
+    : [Fields, Rest]
+  : NextField<ParseFirst<S>, Fields>;
+type NextField<P, Fields extends unknown[]> = P extends [infer T, infer Rest extends string]
+  ? ParseFields<Rest, [...Fields, T]>
+  : never;
+
+/**
+ * TypeScript type of the value of one complete D-Bus type, as decoded from the wire:
+ * 'a(iis)' → [number, number, string][], '(asas)' → [string[], string[]]. never for a
+ * signature that is not exactly one type this table knows.
+ */
+export type WireTypeOf<S extends string> = CompleteValue<ParseFirst<S>>;
+/** The value type when nothing follows it (distributes, so that never stays never). */
+type CompleteValue<P> = P extends [infer T, ''] ? T : never;
+
+/** never for a type code WireTypeOf cannot read, so that such an argument fails to compile. */
+type KnownType<T extends string> = [WireTypeOf<T>] extends [never] ? never : unknown;
+
+/** Keeps the literal type code, from which the argument's TypeScript type is derived. */
+const a = <T extends string>(name: string, type: T & KnownType<T>): Arg<T> => ({ name, type });
 
 export const METHODS = {
   TopoGetCache: {
@@ -33,7 +81,7 @@ export const METHODS = {
   },
   PlatformGetGroupAccess: {
     in: [a('group', 's')],
-    out: [a('result', '(asas)')],
+    out: [a('access_lists', '(asas)')],
     doc: "Allowed (signals, controls) of a Unix group; '' is the default list; '0.LOG_REQUEST' (admin) gives names used since start.",
   },
   PlatformSetGroupAccess: {
@@ -53,18 +101,22 @@ export const METHODS = {
   },
   PlatformGetUserAccess: {
     in: [],
-    out: [a('result', '(asas)')],
+    out: [a('access_lists', '(asas)')],
     doc: "The caller's own (signals, controls).",
   },
-  PlatformGetAllAccess: { in: [], out: [a('result', '(asas)')], doc: 'Every supported (signals, controls).' },
+  PlatformGetAllAccess: {
+    in: [],
+    out: [a('access_lists', '(asas)')],
+    doc: 'Every supported (signals, controls).',
+  },
   PlatformGetSignalInfo: {
     in: [a('signal_names', 'as')],
-    out: [a('result', 'a(ssiiii)')],
+    out: [a('info', 'a(ssiiii)')],
     doc: '(name, description, domain_type, aggregation, format_type, behavior) per name.',
   },
   PlatformGetControlInfo: {
     in: [a('control_names', 'as')],
-    out: [a('result', 'a(ssi)')],
+    out: [a('info', 'a(ssi)')],
     doc: '(name, description, domain_type) per name.',
   },
   PlatformLockControl: {
@@ -86,13 +138,13 @@ export const METHODS = {
   },
   PlatformStartBatch: {
     in: [a('signal_config', 'a(iis)'), a('control_config', 'a(iis)')],
-    out: [a('result', '(is)')],
+    out: [a('batch', '(is)')],
     doc: 'Start the batch server for (domain_type, domain_idx, name) requests; returns (server_pid, server_key).',
   },
   PlatformStopBatch: { in: [a('server_pid', 'i')], out: [], doc: "Stop the session's batch server." },
   PlatformReadSignal: {
     in: [a('signal_name', 's'), a('domain', 'i'), a('domain_idx', 'i')],
-    out: [a('result', 'd')],
+    out: [a('sample', 'd')],
     doc: 'Read one allowed signal.',
   },
   PlatformWriteControl: {
@@ -117,26 +169,47 @@ export const METHODS = {
   },
   PlatformGetProfilePids: {
     in: [a('profile_name', 's')],
-    out: [a('result', 'ai')],
+    out: [a('pids', 'ai')],
     doc: 'Admin: pids profiled under a name (takes PROFILER_LOCK).',
   },
   PlatformPopProfileRegionNames: {
     in: [a('profile_name', 's')],
-    out: [a('result', 'as')],
+    out: [a('region_names', 'as')],
     doc: 'Admin holding PROFILER_LOCK: region names reported for a profile, then forgotten.',
   },
 } as const satisfies Record<string, MethodSpec>;
 
 export type MethodName = keyof typeof METHODS;
-export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
+export const METHOD_NAMES: readonly MethodName[] = Object.keys(METHODS).filter(isMethodName);
+
+export function isMethodName(name: string): name is MethodName {
+  return Object.hasOwn(METHODS, name);
+}
+
+function specOf(method: MethodName): MethodSpec {
+  return METHODS[method];
+}
 
 export function inSignature(method: MethodName): string {
-  return (METHODS[method] as MethodSpec).in.map((x) => x.type).join('');
+  return specOf(method)
+    .in.map((x) => x.type)
+    .join('');
 }
 
 export function outSignature(method: MethodName): string {
-  return (METHODS[method] as MethodSpec).out.map((x) => x.type).join('');
+  return specOf(method)
+    .out.map((x) => x.type)
+    .join('');
 }
+
+type ValuesOf<Args extends readonly Arg[]> = {
+  -readonly [K in keyof Args]: WireTypeOf<Args[K]['type']>;
+};
+
+/** The typed input arguments of a method, in order: PlatformReadSignal → [string, number, number]. */
+export type MethodArgs<M extends MethodName> = ValuesOf<(typeof METHODS)[M]['in']>;
+/** The typed output values of a method, in order: PlatformReadSignal → [number]. */
+export type MethodResult<M extends MethodName> = ValuesOf<(typeof METHODS)[M]['out']>;
 
 /**
  * D-Bus error names the daemon answers with. Clients see the name and a one-line message.
@@ -166,7 +239,7 @@ function argLines(args: readonly Arg[], direction: 'in' | 'out'): string[] {
 export function interfaceXml(): string {
   const lines = [`  <interface name="${INTERFACE_NAME}">`];
   for (const name of METHOD_NAMES) {
-    const m = METHODS[name] as MethodSpec;
+    const m = specOf(name);
     lines.push(`    <method name="${name}">`);
     lines.push(`      <!-- ${xmlEscape(m.doc)} -->`);
     lines.push(...argLines(m.in, 'in'), ...argLines(m.out, 'out'));
