@@ -85,11 +85,10 @@ export class GeopmClient {
 
   static async connect(options: ClientOptions = {}): Promise<GeopmClient> {
     let conn: DBusConnection;
-    const address = options.address ?? systemBusAddress();
     try {
-      conn = await DBusConnection.connect(address);
+      conn = await DBusConnection.connect(options.address ?? systemBusAddress());
     } catch (err) {
-      throw new JoulegateError(`cannot connect to the D-Bus bus at ${address}: ${(err as Error).message}`);
+      throw new JoulegateError((err as Error).message); // names the bus address
     }
     return new GeopmClient(conn, options.busName ?? busName());
   }

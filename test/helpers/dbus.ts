@@ -33,8 +33,18 @@ export const TEST_BUS_POLICY = `  <policy context="default">
     <allow own="*"/>
   </policy>`;
 
+export interface BusOptions {
+  /** The one authentication mechanism the bus accepts (default EXTERNAL). */
+  auth?: string;
+  /** Listen address (default a unix:path= socket in the bus's temp dir). */
+  listen?: string;
+}
+
 /** Starts a bus with `policy` (the busconfig elements after listen/auth). */
-export async function startPrivateBus(policy: string = TEST_BUS_POLICY): Promise<PrivateBus> {
+export async function startPrivateBus(
+  policy: string = TEST_BUS_POLICY,
+  { auth = 'EXTERNAL', listen }: BusOptions = {},
+): Promise<PrivateBus> {
   const dir = tempDir('joulegate-bus-');
   chmodSync(dir, 0o755); // other test users must reach the socket
   const socket = join(dir, 'system_bus_socket');
@@ -45,8 +55,8 @@ export async function startPrivateBus(policy: string = TEST_BUS_POLICY): Promise
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>system</type>
-  <listen>unix:path=${socket}</listen>
-  <auth>EXTERNAL</auth>
+  <listen>${listen ?? `unix:path=${socket}`}</listen>
+  <auth>${auth}</auth>
 ${policy}
 </busconfig>
 `,

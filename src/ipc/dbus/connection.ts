@@ -1,5 +1,5 @@
 import { createConnection, type Socket } from 'node:net';
-import handshake from '@homebridge/dbus-native/lib/handshake.js';
+import { authenticateExternal } from './auth.js';
 import {
   type DecodedMessage,
   decodeMessage,
@@ -29,22 +29,54 @@ export class DBusRemoteError extends Error {
   }
 }
 
-/** Socket path of the first unix address in a D-Bus address list. */
+/** Connecting (socket, authentication, Hello) failed; the message names the bus address. */
+export class DBusConnectError extends Error {
+  constructor(
+    readonly address: string,
+    reason: string,
+  ) {
+    super(`cannot connect to the D-Bus bus at ${address}: ${reason}`);
+    this.name = 'DBusConnectError';
+  }
+}
+
+/**
+ * Socket path of the first unix:path= address in a D-Bus address list. unix:abstract= entries
+ * are passed over: Node.js 20 pads an abstract socket name with NULs to the full sun_path, so it
+ * can never reach the name dbus-daemon listens on.
+ */
 export function socketPathOf(address: string): string {
+  let abstractOnly = false;
   for (const entry of address.split(';')) {
     const m = /^unix:(.*)$/.exec(entry.trim());
     if (!m) continue;
     const params = new Map(
       m[1]!.split(',').map((kv) => {
         const i = kv.indexOf('=');
-        return [kv.slice(0, i), decodeURIComponent(kv.slice(i + 1))] as [string, string];
+        try {
+          return [kv.slice(0, i), decodeURIComponent(kv.slice(i + 1))] as [string, string];
+        } catch {
+          throw new DBusConnectError(address, `bad %-escape in "${kv}"`);
+        }
       }),
     );
     if (params.has('path')) return params.get('path')!;
-    if (params.has('abstract')) return `\0${params.get('abstract')}`;
+    if (params.has('abstract')) abstractOnly = true;
   }
-  throw new Error(`unsupported D-Bus address "${address}" (only unix:path= and unix:abstract=)`);
+  throw new DBusConnectError(
+    address,
+    abstractOnly
+      ? 'unix:abstract= sockets cannot be reached from Node.js 20; give the bus a unix:path= address'
+      : 'only unix:path= addresses are supported',
+  );
 }
+
+export interface ConnectOptions {
+  /** Limit for the whole set-up: socket, authentication and Hello (default 10 s). */
+  timeoutMs?: number;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export interface CallOptions {
   destination?: string;
@@ -58,7 +90,7 @@ export interface CallOptions {
 export type MethodCallHandler = (msg: DecodedMessage) => void;
 
 /**
- * One connection to a message bus: SASL EXTERNAL handshake, Hello, calls with promised replies,
+ * One connection to a message bus: EXTERNAL authentication, Hello, calls with promised replies,
  * and a handler for incoming method calls. A malformed incoming body never throws out of the
  * socket handler; the message arrives with `bodyError` set so the handler can answer an error.
  */
@@ -78,26 +110,50 @@ export class DBusConnection {
 
   private constructor(private readonly socket: Socket) {}
 
-  static async connect(address: string = systemBusAddress()): Promise<DBusConnection> {
+  static async connect(
+    address: string = systemBusAddress(),
+    options: ConnectOptions = {},
+  ): Promise<DBusConnection> {
+    const timeoutMs = options.timeoutMs ?? CONNECT_TIMEOUT_MS;
     const socket = createConnection(socketPathOf(address));
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
-    await new Promise<void>((resolve, reject) => {
-      handshake(socket, { authMethods: ['EXTERNAL'] }, (err) => (err ? reject(err) : resolve()));
-    });
-    socket.removeAllListeners('error');
-    const conn = new DBusConnection(socket);
-    conn.attach();
-    const reply = await conn.call({
-      destination: 'org.freedesktop.DBus',
-      path: '/org/freedesktop/DBus',
-      interface: 'org.freedesktop.DBus',
-      member: 'Hello',
-    });
-    conn.uniqueName = String(reply[0]);
-    return conn;
+    // One limit for every step: destroying the socket fails whichever step is waiting.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      socket.destroy(new Error(`no answer from the bus within ${timeoutMs} ms`));
+    }, timeoutMs);
+    let authenticated = false;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.once('connect', () => {
+          socket.off('error', reject);
+          resolve();
+        });
+      });
+      await authenticateExternal(socket);
+      authenticated = true;
+      const conn = new DBusConnection(socket);
+      conn.attach();
+      const reply = await conn.call({
+        destination: 'org.freedesktop.DBus',
+        path: '/org/freedesktop/DBus',
+        interface: 'org.freedesktop.DBus',
+        member: 'Hello',
+      });
+      conn.uniqueName = String(reply[0]);
+      return conn;
+    } catch (err) {
+      socket.destroy();
+      let reason = err instanceof Error ? err.message : String(err);
+      // dbus-daemon answers OK to any authenticated uid, then hangs up on one its policy refuses.
+      if (authenticated && !timedOut && !(err instanceof DBusRemoteError)) {
+        reason = `the bus closed the connection after authentication (${reason}); its policy may not admit uid ${process.getuid?.()}`;
+      }
+      throw new DBusConnectError(address, reason);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private attach(): void {
@@ -105,6 +161,7 @@ export class DBusConnection {
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
     this.socket.on('error', (err) => this.shutdown(err));
     this.socket.on('close', () => this.shutdown(new Error('D-Bus connection closed')));
+    this.socket.resume(); // authentication left it paused
   }
 
   private onData(chunk: Buffer): void {

@@ -1,4 +1,4 @@
-import parseSignature, { type SignatureNode } from '@homebridge/dbus-native/lib/signature.js';
+import { parseSingleType, parseTypes, type SignatureType } from './signature.js';
 
 /**
  * D-Bus wire format (little-endian out, either endianness in) for the types joulegate's
@@ -44,18 +44,11 @@ const HEADER_FIELDS: readonly [keyof Message, number, string][] = [
   ['signature', 8, 'g'],
 ];
 
+/** The header's field array: (code, variant) pairs. */
+const HEADER_FIELDS_TYPE = parseSingleType('a(yv)');
+
 /** Largest message the D-Bus specification allows (128 MiB). */
 export const MAX_MESSAGE_SIZE = 128 * 1024 * 1024;
-
-const signatureCache = new Map<string, SignatureNode[]>();
-export function parseTypes(signature: string): SignatureNode[] {
-  let tree = signatureCache.get(signature);
-  if (!tree) {
-    tree = parseSignature(signature);
-    if (signatureCache.size < 256) signatureCache.set(signature, tree);
-  }
-  return tree;
-}
 
 function alignment(type: string): number {
   switch (type) {
@@ -178,7 +171,7 @@ class Writer {
     this.u8(0);
   }
 
-  value(node: SignatureNode, v: WireValue): void {
+  value(node: SignatureType, v: WireValue): void {
     switch (node.type) {
       case 's':
       case 'o':
@@ -190,7 +183,7 @@ class Writer {
         this.align(4);
         const lengthAt = this.length;
         this.fixed('u', 0);
-        const child = node.child[0]!;
+        const child = node.children[0]!;
         this.align(alignment(child.type));
         const start = this.length;
         for (const item of v as WireValue[]) this.value(child, item);
@@ -199,9 +192,9 @@ class Writer {
       }
       case '(':
       case '{': {
-        if (!Array.isArray(v) || v.length !== node.child.length) badValue(node.type, v);
+        if (!Array.isArray(v) || v.length !== node.children.length) badValue(node.type, v);
         this.align(8);
-        node.child.forEach((c, i) => {
+        node.children.forEach((c, i) => {
           this.value(c, (v as WireValue[])[i]!);
         });
         return;
@@ -209,10 +202,8 @@ class Writer {
       case 'v': {
         if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== 'string') badValue('v', v);
         const [sig, inner] = v as [string, WireValue];
-        const tree = parseTypes(sig);
-        if (tree.length !== 1) throw new TypeError(`variant signature must be one type: ${sig}`);
         this.string('g', sig);
-        this.value(tree[0]!, inner);
+        this.value(parseSingleType(sig), inner);
         return;
       }
       default:
@@ -264,7 +255,7 @@ export function encodeMessage(msg: Message): Buffer {
   w.u8(1); // protocol version
   w.fixed('u', body.length);
   w.fixed('u', msg.serial);
-  w.value(parseTypes('a(yv)')[0]!, fields);
+  w.value(HEADER_FIELDS_TYPE, fields);
   w.align(8);
   w.bytes(body);
   const out = w.result();
@@ -335,7 +326,7 @@ class Reader {
     return this.buf.toString('utf8', at, at + len);
   }
 
-  value(node: SignatureNode, depth = 0): WireValue {
+  value(node: SignatureType, depth = 0): WireValue {
     if (depth > 64) throw new RangeError('D-Bus value nested too deeply');
     switch (node.type) {
       case 's':
@@ -344,7 +335,7 @@ class Reader {
         return this.string(node.type);
       case 'a': {
         const len = this.fixed('u') as number;
-        const child = node.child[0]!;
+        const child = node.children[0]!;
         this.align(alignment(child.type));
         const end = this.pos + len;
         if (end > this.buf.length) throw new RangeError('D-Bus array longer than its message');
@@ -355,12 +346,10 @@ class Reader {
       case '(':
       case '{':
         this.align(8);
-        return node.child.map((c) => this.value(c, depth + 1));
+        return node.children.map((c) => this.value(c, depth + 1));
       case 'v': {
         const sig = this.string('g');
-        const tree = parseTypes(sig);
-        if (tree.length !== 1) throw new TypeError(`variant signature must be one type: ${sig}`);
-        return [sig, this.value(tree[0]!, depth + 1)];
+        return [sig, this.value(parseSingleType(sig), depth + 1)];
       }
       default:
         return this.fixed(node.type);
@@ -401,7 +390,7 @@ export function decodeMessage(buf: Buffer): DecodedMessage {
   head.fixed('y'); // protocol version
   const bodyLen = head.fixed('u') as number;
   const serial = head.fixed('u') as number;
-  const fields = head.value(parseTypes('a(yv)')[0]!) as [number, [string, WireValue]][];
+  const fields = head.value(HEADER_FIELDS_TYPE) as [number, [string, WireValue]][];
   head.align(8);
   const msg: DecodedMessage = { type, flags, serial, body: [] };
   for (const [code, [, value]] of fields) {
