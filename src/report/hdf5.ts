@@ -1,103 +1,63 @@
 import { type GroupMetrics, type RegionCallMetrics, type Stat, stat } from '../monitor/metrics.js';
-import type { Report } from '../monitor/report-model.js';
-import { type DeviceGroup, seriesUnit } from '../monitor/signals.js';
-import { importModule } from '../platform/dynamic-import.js';
-import { errorMessage, ParseError } from '../platform/errors.js';
-import { reportFromJson, reportToJson } from './json.js';
+import type { RegionEvent } from '../monitor/regions-pairing.js';
+import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
+import { type DeviceGroup, type SeriesSpec, seriesUnit } from '../monitor/signals.js';
+import type { Diagnostic } from '../platform/backend.js';
+import {
+  type Aggregate,
+  DEVICE_TYPE,
+  GROUP_ENERGY_COLUMN,
+  GROUP_VALUE_KEYS,
+  type Group,
+  groupValuePlace,
+  loadH5,
+  MULTI_RUN_ATTRS,
+  metricGroupName,
+  NODE_TYPE,
+  type Node,
+  nodeName,
+  PERUN_METRICS,
+  type PerunUnit,
+  RUN_ATTRS,
+  SENSOR_ATTRS,
+  SOURCE_ATTRS,
+  TABLES,
+} from './hdf5-layout.js';
 
-type H5 = typeof import('h5wasm/node');
-type Group = InstanceType<H5['Group']>;
-
-/** perun's NodeType values, stored as the `type` attribute of each node group. */
-const NODE_TYPE = { APP: 1, MULTI_RUN: 2, RUN: 3, NODE: 4, DEVICE_GROUP: 5, SENSOR: 6 } as const;
-/** Attribute on the MULTI_RUN group holding the whole report, so `export` restores it exactly. */
-const REPORT_ATTR = 'joulegate_report';
-
-/**
- * perun's MetricType values. perun's reader rebuilds each metric with MetricType(type) and
- * names its group after the enum member, so only these may appear under `metrics/`.
- */
-const PERUN_METRICS = new Set([
-  'runtime',
-  'power',
-  'cpu_power',
-  'gpu_power',
-  'dram_power',
-  'other_power',
-  'cpu_util',
-  'gpu_util',
-  'other_util',
-  'dram_mem',
-  'gpu_mem',
-  'net_read',
-  'net_write',
-  'disk_read',
-  'disk_write',
-  'energy',
-  'cpu_energy',
-  'gpu_energy',
-  'dram_energy',
-  'other_energy',
-  'other_memory',
-  'cpu_clock',
-  'gpu_clock',
-  'n_runs',
-  'money',
-  'co2',
-]);
-/** perun's Unit values (its reader rejects any other unit string). */
-type PerunUnit = 'J' | 'W' | 'B' | 's' | '%' | '' | 'g' | 'Hz';
-type Aggregate = 'sum' | 'mean' | 'max' | 'min';
-
-/** perun's DeviceType of each device group (it has no "board": that is OTHER). */
-const DEVICE_TYPE: Record<DeviceGroup, string> = {
-  cpu: 'cpu',
-  gpu: 'gpu',
-  ram: 'ram',
-  disk: 'disk',
-  net: 'net',
-  board: 'other',
-};
-/** The prefix of a group's metrics in perun's names (RAM is DRAM_*, the board OTHER_*). */
-const METRIC_PREFIX: Record<DeviceGroup, string> = {
-  cpu: 'cpu',
-  gpu: 'gpu',
-  ram: 'dram',
-  disk: 'disk',
-  net: 'net',
-  board: 'other',
-};
-
-/** h5wasm is loaded only when HDF5 is read or written (it is a large WebAssembly module). */
-async function loadH5(): Promise<H5> {
-  const h5 = await importModule<H5>('h5wasm/node');
-  await h5.ready;
-  return h5;
-}
-
-type Node = Group | InstanceType<H5['Dataset']>;
+export { readHdf5 } from './hdf5-read.js';
 
 function intAttribute(target: Node, name: string, value: number): void {
   target.create_attribute(name, BigInt64Array.of(BigInt(value)), [], '<q');
 }
 
+/**
+ * A float64 attribute. Left to guess, h5wasm stores a whole number as a 32-bit integer, which
+ * wraps above 2^31 (a host's bytes of memory in use, an energy counter's joules).
+ */
+function floatAttribute(target: Node, name: string, value: number): void {
+  target.create_attribute(name, Float64Array.of(value), [], '<d');
+}
+
 /** perun's MetricMetaData attributes: every value here is a float64 in SI units (mag 1). */
 function describeValues(target: Node, unit: PerunUnit, validMin = Number.NEGATIVE_INFINITY): void {
   target.create_attribute('unit', unit);
-  target.create_attribute('mag', 1.0);
+  floatAttribute(target, 'mag', 1.0);
   target.create_attribute('dtype', 'float64');
-  target.create_attribute('valid_min', validMin);
-  target.create_attribute('valid_max', Number.POSITIVE_INFINITY);
-  target.create_attribute('fill', Number.NaN);
+  floatAttribute(target, 'valid_min', validMin);
+  floatAttribute(target, 'valid_max', Number.POSITIVE_INFINITY);
+  floatAttribute(target, 'fill', Number.NaN);
 }
 
+/** A group that lists its members and attributes in creation order (the report's order). */
+const orderedGroup = (parent: Group, name: string) => parent.create_group(name, true);
+
 function nodeGroup(parent: Group, id: string, type: number, attrs: Record<string, string> = {}): Group {
-  // '/' would nest groups in HDF5: ids keep their text otherwise.
-  const g = parent.create_group(id.replace(/\//g, '_'));
+  const g = orderedGroup(parent, nodeName(id));
   intAttribute(g, 'type', type);
+  if (nodeName(id) !== id) g.create_attribute('id', id);
   for (const [k, v] of Object.entries(attrs)) g.create_attribute(k, v);
-  g.create_group('metrics');
-  g.create_group('nodes');
+  orderedGroup(g, 'metrics');
+  orderedGroup(g, 'nodes');
   return g;
 }
 
@@ -110,56 +70,86 @@ function addMetric(
   agg: Aggregate = 'sum',
 ): void {
   if (!PERUN_METRICS.has(metric)) throw new Error(`not a perun metric: ${metric}`);
-  const name = metric === 'other_memory' ? 'OTHER_MEM' : metric.toUpperCase();
-  const m = parent.create_group(name);
+  const m = orderedGroup(parent, metricGroupName(metric));
   describeValues(m, unit);
   m.create_attribute('type', metric);
   if (typeof value === 'number') {
     m.create_attribute('agg_type', agg);
-    m.create_attribute('value', value);
+    floatAttribute(m, 'value', value);
   } else {
-    for (const k of ['sum', 'mean', 'min', 'max', 'std'] as const) m.create_attribute(k, value[k]);
+    for (const k of ['sum', 'mean', 'min', 'max', 'std'] as const) floatAttribute(m, k, value[k]);
   }
 }
 
 const metricsOf = (node: Group) => node.get('metrics') as Group;
+const nodesOf = (node: Group) => node.get('nodes') as Group;
+
+/** Equal-length datasets under `name` (one entry per row); nothing when there are no rows. */
+function writeTable(
+  parent: Group,
+  name: string,
+  columns: Record<string, Float64Array | Int32Array | string[]>,
+) {
+  const first = Object.values(columns)[0];
+  if (!first || first.length === 0) return;
+  const table = orderedGroup(parent, name);
+  for (const [column, data] of Object.entries(columns)) table.create_dataset({ name: column, data });
+}
 
 /**
- * A device group's metrics under perun's names. Estimates never appear as perun metrics (a
- * reader would take them for measurements): they are attributes saying what they are.
+ * A device group's metrics: perun's metric where perun has one, an attribute otherwise.
+ * Estimates never appear as perun metrics (a reader would take them for measurements).
+ * Unmeasured energy and power (NaN) and absent values are left out.
  */
 function addGroupMetrics(node: Group, group: DeviceGroup, gm: GroupMetrics): void {
-  const metrics = metricsOf(node);
-  const prefix = METRIC_PREFIX[group];
-  const add = (name: string, unit: PerunUnit, value: number | undefined, agg: Aggregate) => {
-    if (value !== undefined && PERUN_METRICS.has(name)) addMetric(metrics, name, unit, value, agg);
-  };
-  if (gm.method) node.create_attribute('energy_method', gm.method);
-  if (gm.method === 'estimated') {
-    node.create_attribute('estimated_energy_J', gm.energy);
-    node.create_attribute('estimated_power_W', gm.power);
-  } else {
-    if (Number.isFinite(gm.energy)) add(`${prefix}_energy`, 'J', gm.energy, 'sum');
-    if (Number.isFinite(gm.power)) add(`${prefix}_power`, 'W', gm.power, 'sum');
+  if (gm.method) node.create_attribute(SOURCE_ATTRS.method, gm.method);
+  if (gm.coverage !== undefined) floatAttribute(node, SOURCE_ATTRS.coverage, gm.coverage);
+  for (const key of GROUP_VALUE_KEYS) {
+    const value = gm[key];
+    if (value === undefined || ((key === 'energy' || key === 'power') && Number.isNaN(value))) continue;
+    const place = groupValuePlace(group, key, gm.method);
+    if (place.metric) addMetric(metricsOf(node), place.metric, place.unit, value, place.agg);
+    else floatAttribute(node, place.attribute, value);
   }
-  add(`${prefix}_util`, '%', gm.util, 'mean');
-  add(group === 'board' ? 'other_memory' : `${prefix}_mem`, 'B', gm.memory, 'sum');
-  add(`${group}_read`, 'B', gm.readBytes, 'sum');
-  add(`${group}_write`, 'B', gm.writeBytes, 'sum');
+}
+
+function addSource(node: Group, source: SourceInfo): void {
+  node.create_attribute(SOURCE_ATTRS.series, source.series);
+  node.create_attribute(SOURCE_ATTRS.detail, source.detail);
+  if (source.wattsPerUnit !== undefined) floatAttribute(node, SOURCE_ATTRS.wattsPerUnit, source.wattsPerUnit);
+}
+
+function addSensor(parent: Group, s: SeriesSpec, position: number, times: number[], values: number[]): void {
+  const sensor = nodeGroup(parent, s.id, NODE_TYPE.SENSOR, {
+    device_type: DEVICE_TYPE[s.group],
+    [SENSOR_ATTRS.signal]: s.signal,
+    [SENSOR_ATTRS.backend]: s.backend,
+    [SENSOR_ATTRS.kind]: s.kind,
+    [SENSOR_ATTRS.domain]: s.domain,
+  });
+  intAttribute(sensor, SENSOR_ATTRS.index, s.index);
+  if (s.direction) sensor.create_attribute(SENSOR_ATTRS.direction, s.direction);
+  intAttribute(sensor, SENSOR_ATTRS.position, position);
+  const raw = orderedGroup(sensor, 'raw_data');
+  describeValues(raw.create_dataset({ name: 'timesteps', data: Float64Array.from(times) }) as Node, 's');
+  describeValues(
+    raw.create_dataset({ name: 'values', data: Float64Array.from(values) }) as Node,
+    seriesUnit(s.kind) as PerunUnit,
+  );
 }
 
 /**
  * perun's region groups on a RUN: per region name, Stats over its calls in that round (perun
  * requires CPU_UTIL, GPU_UTIL, POWER, RUNTIME, N_RUNS, NaN where not sampled; joulegate adds
- * ENERGY) and the call
- * start/stop times of rank 0 as `raw_data/0`, alternating, in seconds since the round began.
+ * ENERGY) and the call start/stop times of rank 0 as `raw_data/0`, alternating, in seconds since
+ * the round began. What perun has no place for goes to the `region_calls` table.
  */
 function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
   if (calls.length === 0) return;
-  const regions = run.create_group('regions');
+  const regions = orderedGroup(run, 'regions');
   for (const name of [...new Set(calls.map((c) => c.name))]) {
     const mine = calls.filter((c) => c.name === name);
-    const g = regions.create_group(name.replace(/\//g, '_'));
+    const g = orderedGroup(regions, nodeName(name));
     g.create_attribute('id', name);
     intAttribute(g, 'processed', 1);
     intAttribute(g, 'world_size', 1);
@@ -170,7 +160,85 @@ function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
     addMetric(g, 'gpu_util', '%', stat(mine.map((c) => c.gpuUtil ?? Number.NaN)));
     addMetric(g, 'n_runs', '', stat([mine.length]));
     const times = mine.flatMap((c) => [c.start, c.stop]);
-    g.create_group('raw_data').create_dataset({ name: '0', data: Float64Array.from(times) });
+    orderedGroup(g, 'raw_data').create_dataset({ name: '0', data: Float64Array.from(times) });
+  }
+}
+
+/** What perun's region groups have no place for: per call, in call order (see TABLES.calls). */
+function addRegionCalls(run: Group, calls: readonly RegionCallMetrics[]): void {
+  if (calls.length === 0) return;
+  const column = (of: (c: RegionCallMetrics) => number | undefined) =>
+    Float64Array.from(calls, (c) => of(c) ?? Number.NaN);
+  // Utilisation is absent from reports written before it was measured: so is its column.
+  const utilisation: Record<string, Float64Array> = {};
+  for (const [name, of] of [
+    ['cpu_util', (c: RegionCallMetrics) => c.cpuUtil],
+    ['gpu_util', (c: RegionCallMetrics) => c.gpuUtil],
+  ] as const) {
+    if (calls.some((c) => of(c) !== undefined)) utilisation[name] = column(of);
+  }
+  const groups = Object.keys(calls[0]!.groupEnergy) as DeviceGroup[];
+  writeTable(run, TABLES.calls, {
+    name: calls.map((c) => c.name),
+    depth: Int32Array.from(calls, (c) => c.depth),
+    open: Int32Array.from(calls, (c) => (c.open ? 1 : 0)),
+    energy: column((c) => c.energy),
+    power: column((c) => c.power),
+    estimated_energy: column((c) => c.estimatedEnergy),
+    ...utilisation,
+    ...Object.fromEntries(groups.map((g) => [`${GROUP_ENERGY_COLUMN}${g}`, column((c) => c.groupEnergy[g])])),
+  });
+}
+
+function addEvents(run: Group, events: readonly RegionEvent[]): void {
+  writeTable(run, TABLES.events, {
+    name: events.map((e) => e.name),
+    kind: events.map((e) => e.kind),
+    t: Float64Array.from(events, (e) => e.t),
+  });
+}
+
+function addDiagnostics(multi: Group, unavailable: readonly Diagnostic[]): void {
+  writeTable(multi, TABLES.unavailable, {
+    backend: unavailable.map((d) => d.backend),
+    signal: unavailable.map((d) => d.signal ?? ''),
+    reason: unavailable.map((d) => d.reason),
+  });
+}
+
+/** One RUN: its host NODE, device groups and sensors, regions, events and problems. */
+function addRound(multi: Group, report: Report, round: RoundReport): void {
+  const run = nodeGroup(nodesOf(multi), round.id, NODE_TYPE.RUN, report.metadata);
+  intAttribute(run, RUN_ATTRS.exitStatus, round.exit.status);
+  intAttribute(run, RUN_ATTRS.exitCode, round.exit.code);
+  run.create_attribute(RUN_ATTRS.exitSignal, round.exit.signal);
+  intAttribute(run, RUN_ATTRS.overruns, round.overruns);
+  const h = round.metrics.host;
+  addMetric(metricsOf(run), 'runtime', 's', h.runtime, 'max');
+  addMetric(metricsOf(run), 'energy', 'J', h.facilityEnergy);
+  addMetric(metricsOf(run), 'power', 'W', h.power);
+  addMetric(metricsOf(run), 'co2', 'g', h.co2);
+  addMetric(metricsOf(run), 'money', '', h.money);
+  if (!Number.isNaN(h.estimatedEnergy)) {
+    floatAttribute(run, RUN_ATTRS.estimatedEnergy, h.estimatedEnergy);
+    floatAttribute(run, RUN_ATTRS.estimatedPower, h.estimatedPower);
+  }
+  addRegions(run, round.metrics.regions);
+  addRegionCalls(run, round.metrics.regions);
+  addEvents(run, round.events);
+  writeTable(run, TABLES.problems, { text: round.metrics.problems });
+  const host = nodeGroup(nodesOf(run), report.host, NODE_TYPE.NODE);
+  addMetric(metricsOf(host), 'runtime', 's', h.runtime, 'max');
+  addMetric(metricsOf(host), 'energy', 'J', h.energy);
+  for (const [name, gm] of Object.entries(h.groups)) {
+    const group = name as DeviceGroup;
+    const dg = nodeGroup(nodesOf(host), group, NODE_TYPE.DEVICE_GROUP, { device_type: DEVICE_TYPE[group] });
+    addGroupMetrics(dg, group, gm!);
+    const source = report.sources.find((s) => s.group === group);
+    if (source) addSource(dg, source);
+    report.series.forEach((s, i) => {
+      if (s.group === group) addSensor(nodesOf(dg), s, i, round.times, round.values[i]!);
+    });
   }
 }
 
@@ -179,25 +247,30 @@ function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
  * SENSOR, each a group named by its id with `type`, metadata attributes, `metrics/<NAME>` and
  * `nodes/`; sensors hold `raw_data/{timesteps,values}`, RUNs `regions/`. Names, enums and
  * attributes are the ones perun's importer accepts (test/fixtures/perun_hdf5_check.py checks
- * them with h5py). The file is created by the caller (O_EXCL) and overwritten here.
+ * them with h5py). The rest of the report is in attributes and tables perun ignores (see
+ * hdf5-layout.ts), so hdf5-read.ts rebuilds the whole report from the tree. The file is created
+ * by the caller (O_EXCL) and overwritten here.
  */
 export async function writeHdf5(report: Report, path: string): Promise<void> {
   const h5 = await loadH5();
-  const file = new h5.File(path, 'w');
+  const file = new h5.File(path, 'w', { track_order: true });
   try {
     const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
       creation_dt: report.created,
       last_execution_dt: report.created,
     });
-    const multi = nodeGroup(app.get('nodes') as Group, report.runId, NODE_TYPE.MULTI_RUN, {
-      app_name: report.app,
-      execution_dt: report.created,
-      n_runs: String(report.rounds.length),
-      failed: String(report.failed),
-      price_unit: report.priceUnit,
+    const multi = nodeGroup(nodesOf(app), report.runId, NODE_TYPE.MULTI_RUN, {
+      [MULTI_RUN_ATTRS.appName]: report.app,
+      [MULTI_RUN_ATTRS.created]: report.created,
+      [MULTI_RUN_ATTRS.rounds]: String(report.rounds.length),
+      [MULTI_RUN_ATTRS.failed]: String(report.failed),
+      [MULTI_RUN_ATTRS.priceUnit]: report.priceUnit,
+      [MULTI_RUN_ATTRS.failure]: report.failure,
       ...report.config,
     });
-    multi.create_attribute(REPORT_ATTR, reportToJson(report));
+    floatAttribute(multi, MULTI_RUN_ATTRS.samplingPeriod, report.samplingPeriod);
+    intAttribute(multi, MULTI_RUN_ATTRS.warmupRounds, report.warmupRounds);
+    addDiagnostics(multi, report.unavailable);
     const { summary } = report;
     addMetric(metricsOf(multi), 'runtime', 's', summary.runtime!);
     addMetric(metricsOf(multi), 'energy', 'J', summary.energy!);
@@ -205,66 +278,7 @@ export async function writeHdf5(report: Report, path: string): Promise<void> {
     addMetric(metricsOf(multi), 'co2', 'g', summary.co2!);
     // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
     addMetric(metricsOf(multi), 'money', '', summary.money!);
-    for (const round of report.rounds) {
-      const run = nodeGroup(multi.get('nodes') as Group, round.id, NODE_TYPE.RUN, report.metadata);
-      const h = round.metrics.host;
-      addMetric(metricsOf(run), 'runtime', 's', h.runtime, 'max');
-      addMetric(metricsOf(run), 'energy', 'J', h.facilityEnergy);
-      addMetric(metricsOf(run), 'power', 'W', h.power);
-      addMetric(metricsOf(run), 'co2', 'g', h.co2);
-      addMetric(metricsOf(run), 'money', '', h.money);
-      if (Number.isFinite(h.estimatedEnergy)) {
-        run.create_attribute('estimated_energy_J', h.estimatedEnergy);
-        run.create_attribute('estimated_power_W', h.estimatedPower);
-      }
-      addRegions(run, round.metrics.regions);
-      const host = nodeGroup(run.get('nodes') as Group, report.host, NODE_TYPE.NODE);
-      addMetric(metricsOf(host), 'runtime', 's', h.runtime, 'max');
-      addMetric(metricsOf(host), 'energy', 'J', h.energy);
-      for (const [name, gm] of Object.entries(h.groups)) {
-        const group = name as DeviceGroup;
-        const dg = nodeGroup(host.get('nodes') as Group, group, NODE_TYPE.DEVICE_GROUP, {
-          device_type: DEVICE_TYPE[group],
-        });
-        addGroupMetrics(dg, group, gm!);
-        report.series.forEach((s, i) => {
-          if (s.group !== group) return;
-          const sensor = nodeGroup(dg.get('nodes') as Group, s.id, NODE_TYPE.SENSOR, {
-            device_type: DEVICE_TYPE[group],
-            signal: s.signal,
-            backend: s.backend,
-            kind: s.kind,
-          });
-          const raw = sensor.create_group('raw_data');
-          const t = raw.create_dataset({ name: 'timesteps', data: Float64Array.from(round.times) });
-          describeValues(t, 's');
-          const v = raw.create_dataset({ name: 'values', data: Float64Array.from(round.values[i]!) });
-          describeValues(v, seriesUnit(s.kind) as PerunUnit);
-        });
-      }
-    }
-  } finally {
-    file.close();
-  }
-}
-
-/** Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP). */
-export async function readHdf5(path: string): Promise<Report> {
-  const h5 = await loadH5();
-  let file: InstanceType<H5['File']>;
-  try {
-    file = new h5.File(path, 'r');
-  } catch (err) {
-    throw new ParseError(`${path}: not a readable HDF5 file (${errorMessage(err)})`);
-  }
-  try {
-    const appName = file.keys()[0];
-    const nodes = appName ? (file.get(`${appName}/nodes`) as Group | null) : null;
-    const runId = nodes?.keys()[0];
-    const multi = runId ? (nodes!.get(runId) as Group | null) : null;
-    const attr = multi?.attrs[REPORT_ATTR]?.value;
-    if (typeof attr !== 'string') throw new ParseError(`${path}: no joulegate report in this HDF5 file`);
-    return reportFromJson(attr, path);
+    for (const round of report.rounds) addRound(multi, report, round);
   } finally {
     file.close();
   }

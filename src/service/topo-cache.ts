@@ -48,28 +48,3 @@ export function formatTopoCache(topo: Topology): string {
   }
   return `${lines.map(([k, v]) => `${k}:${' '.repeat(Math.max(1, 33 - k.length))}${v}`).join('\n')}\n`;
 }
-
-/** Domain counts as GEOPM's PlatformTopo derives them from a cache text (for checks). */
-export function parseTopoCacheCounts(text: string): Record<string, number> {
-  const kv = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    const i = line.indexOf(':');
-    if (i > 0) kv.set(line.slice(0, i).trim(), line.slice(i + 1).trim());
-  }
-  const num = (k: string) => Number(kv.get(k) ?? 'NaN');
-  const sockets = num('Socket(s)');
-  const cores = sockets * num('Core(s) per socket');
-  const cpus = cores * num('Thread(s) per core');
-  const numaKeys = [...kv.keys()].filter((k) => /^NUMA node\d+ CPU\(s\)$/.test(k));
-  const withCpus = numaKeys.filter((k) => BigInt(kv.get(k)!) !== 0n).length;
-  return {
-    board: 1,
-    package: sockets,
-    core: cores,
-    cpu: cpus,
-    memory: Math.max(1, withCpus),
-    package_integrated_memory: numaKeys.length - withCpus,
-    gpu: [...kv.keys()].filter((k) => /^GPU node\d+ CPU\(s\)$/.test(k)).length,
-    gpu_chip: [...kv.keys()].filter((k) => /^GPU chip\d+ CPU\(s\)$/.test(k)).length,
-  };
-}

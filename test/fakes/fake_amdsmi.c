@@ -1,72 +1,22 @@
 /*
- * A fake libamd_smi.so for tests: every AMD SMI entry point joulegate uses, with the signatures,
- * struct layouts and status codes of amdsmi.h lib version 26.x (ROCm/amdsmi,
- * include/amd_smi/amdsmi.h), driven by the state file named in FAKE_AMDSMI_STATE (see
- * fake_state.h). Mutating calls are logged to FAKE_AMDSMI_LOG.
+ * A fake libamd_smi.so for tests: every AMD SMI entry point joulegate uses, with the signatures
+ * of amdsmi.h lib version 26.x on the types declared in amdsmi_types.h, driven by the state file
+ * named in FAKE_AMDSMI_STATE (see fake_state.h). Mutating calls are logged to FAKE_AMDSMI_LOG.
  *
  * Per-device keys (<i>.<key>): uuid, power_w (average socket power), current_power_w,
  * energy_uj (base), energy_scale (the accumulator advances at power × scale; default 1;
  * 0 = frozen, the misbehaving counter), resolution_uj (default 15.3), gfx_activity,
  * umc_activity, vram_total, vram_used, gfx_mhz, mem_mhz, edge_c, hotspot_c, cap_uw,
- * cap_min_uw, cap_max_uw, cap_default_uw, numa_node, unsupported and no_permission
- * (comma-separated function names). Global keys: device_count, init_error.
+ * cap_min_uw, cap_max_uw, cap_default_uw, numa_node, pci_domain, pci_bus (default 0xc1 +
+ * index), pci_device, pci_function, unsupported and no_permission (comma-separated function
+ * names). Global keys: device_count, init_error.
  */
-#include <stdint.h>
-
+#include "amdsmi_types.h"
 #include "fake_state.h"
 
 #define ENV_STATE "FAKE_AMDSMI_STATE"
 #define ENV_LOG "FAKE_AMDSMI_LOG"
 #define MAX_DEVICES 64
-
-typedef int amdsmi_status_t;
-enum {
-  AMDSMI_STATUS_SUCCESS = 0,
-  AMDSMI_STATUS_INVAL = 1,
-  AMDSMI_STATUS_NOT_SUPPORTED = 2,
-  AMDSMI_STATUS_NO_PERM = 10,
-  AMDSMI_STATUS_NOT_INIT = 32,
-};
-#define AMDSMI_INIT_AMD_GPUS (1 << 1)
-
-typedef void *amdsmi_socket_handle;
-typedef void *amdsmi_processor_handle;
-
-typedef struct {
-  uint64_t socket_power;
-  uint32_t current_socket_power;
-  uint32_t average_socket_power;
-  uint64_t gfx_voltage;
-  uint64_t soc_voltage;
-  uint64_t mem_voltage;
-  uint32_t power_limit;
-  uint64_t reserved[18];
-} amdsmi_power_info_t;
-
-typedef struct {
-  uint32_t gfx_activity;
-  uint32_t umc_activity;
-  uint32_t mm_activity;
-  uint32_t reserved[13];
-} amdsmi_engine_usage_t;
-
-typedef struct {
-  uint32_t clk;
-  uint32_t min_clk;
-  uint32_t max_clk;
-  uint8_t clk_locked;
-  uint8_t clk_deep_sleep;
-  uint32_t reserved[4];
-} amdsmi_clk_info_t;
-
-typedef struct {
-  uint64_t power_cap;
-  uint64_t default_power_cap;
-  uint64_t dpm_cap;
-  uint64_t min_power_cap;
-  uint64_t max_power_cap;
-  uint64_t reserved[3];
-} amdsmi_power_cap_info_t;
 
 /* One socket per GPU, as on discrete AMD GPUs. */
 static int sockets[MAX_DEVICES];
@@ -164,10 +114,13 @@ amdsmi_status_t amdsmi_get_gpu_device_uuid(amdsmi_processor_handle h, unsigned i
   return AMDSMI_STATUS_SUCCESS;
 }
 
-amdsmi_status_t amdsmi_get_gpu_device_bdf(amdsmi_processor_handle h, uint64_t *bdf) {
+amdsmi_status_t amdsmi_get_gpu_device_bdf(amdsmi_processor_handle h, amdsmi_bdf_t *bdf) {
   GATE("amdsmi_get_gpu_device_bdf", h);
-  /* amdsmi_bdf_t: function:3, device:5, bus:8, domain:48 bits from the low end. */
-  *bdf = (uint64_t)(0xc1 + idx) << 8;
+  bdf->as_uint = 0;
+  bdf->domain_number = (uint64_t)NUM("pci_domain", 0);
+  bdf->bus_number = (uint64_t)NUM("pci_bus", 0xc1 + idx);
+  bdf->device_number = (uint64_t)NUM("pci_device", 0);
+  bdf->function_number = (uint64_t)NUM("pci_function", 0);
   return AMDSMI_STATUS_SUCCESS;
 }
 
@@ -206,36 +159,38 @@ amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine
   return AMDSMI_STATUS_SUCCESS;
 }
 
-amdsmi_status_t amdsmi_get_gpu_memory_total(amdsmi_processor_handle h, int type, uint64_t *total) {
+amdsmi_status_t amdsmi_get_gpu_memory_total(amdsmi_processor_handle h, amdsmi_memory_type_t type, uint64_t *total) {
   GATE("amdsmi_get_gpu_memory_total", h);
-  if (type != 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+  if (type != AMDSMI_MEM_TYPE_VRAM) return AMDSMI_STATUS_NOT_SUPPORTED;
   *total = (uint64_t)NUM("vram_total", 68702699520.0);
   return AMDSMI_STATUS_SUCCESS;
 }
 
-amdsmi_status_t amdsmi_get_gpu_memory_usage(amdsmi_processor_handle h, int type, uint64_t *used) {
+amdsmi_status_t amdsmi_get_gpu_memory_usage(amdsmi_processor_handle h, amdsmi_memory_type_t type, uint64_t *used) {
   GATE("amdsmi_get_gpu_memory_usage", h);
-  if (type != 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+  if (type != AMDSMI_MEM_TYPE_VRAM) return AMDSMI_STATUS_NOT_SUPPORTED;
   *used = (uint64_t)NUM("vram_used", 0);
   return AMDSMI_STATUS_SUCCESS;
 }
 
-amdsmi_status_t amdsmi_get_clock_info(amdsmi_processor_handle h, int type, amdsmi_clk_info_t *info) {
+amdsmi_status_t amdsmi_get_clock_info(amdsmi_processor_handle h, amdsmi_clk_type_t type, amdsmi_clk_info_t *info) {
   GATE("amdsmi_get_clock_info", h);
-  /* AMDSMI_CLK_TYPE_SYS (GFX) = 0, AMDSMI_CLK_TYPE_MEM = 4 */
-  if (type != 0 && type != 4) return AMDSMI_STATUS_NOT_SUPPORTED;
+  if (type != AMDSMI_CLK_TYPE_GFX && type != AMDSMI_CLK_TYPE_MEM) return AMDSMI_STATUS_NOT_SUPPORTED;
+  int gfx = type == AMDSMI_CLK_TYPE_GFX;
   memset(info, 0, sizeof *info);
-  info->clk = (uint32_t)NUM(type == 0 ? "gfx_mhz" : "mem_mhz", type == 0 ? 1500 : 1200);
+  info->clk = (uint32_t)NUM(gfx ? "gfx_mhz" : "mem_mhz", gfx ? 1500 : 1200);
   info->min_clk = 500;
-  info->max_clk = type == 0 ? 2100 : 1300;
+  info->max_clk = gfx ? 2100 : 1300;
   return AMDSMI_STATUS_SUCCESS;
 }
 
-amdsmi_status_t amdsmi_get_temp_metric(amdsmi_processor_handle h, int sensor, int metric, int64_t *temp) {
+amdsmi_status_t amdsmi_get_temp_metric(amdsmi_processor_handle h, amdsmi_temperature_type_t sensor,
+                                       amdsmi_temperature_metric_t metric, int64_t *temp) {
   GATE("amdsmi_get_temp_metric", h);
-  /* AMDSMI_TEMPERATURE_TYPE_EDGE = 0, _HOTSPOT = 1; AMDSMI_TEMP_CURRENT = 0 */
-  if (metric != 0 || (sensor != 0 && sensor != 1)) return AMDSMI_STATUS_NOT_SUPPORTED;
-  *temp = (int64_t)NUM(sensor == 0 ? "edge_c" : "hotspot_c", sensor == 0 ? 45 : 60);
+  int edge = sensor == AMDSMI_TEMPERATURE_TYPE_EDGE;
+  if (metric != AMDSMI_TEMP_CURRENT || (!edge && sensor != AMDSMI_TEMPERATURE_TYPE_HOTSPOT))
+    return AMDSMI_STATUS_NOT_SUPPORTED;
+  *temp = (int64_t)NUM(edge ? "edge_c" : "hotspot_c", edge ? 45 : 60);
   return AMDSMI_STATUS_SUCCESS;
 }
 

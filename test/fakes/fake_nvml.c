@@ -1,6 +1,6 @@
 /*
- * A fake libnvidia-ml.so for tests: every NVML entry point joulegate uses, with the real
- * signatures, struct layouts and return codes (nvml.h, NVML API 12 / CUDA 12.x), driven by the
+ * A fake libnvidia-ml.so for tests: every NVML entry point joulegate uses, with the signatures
+ * of nvml.h (NVML API 12 / CUDA 12.x) on the types declared in nvml_types.h, driven by the
  * state file named in FAKE_NVML_STATE (see fake_state.h). Mutating calls are logged to
  * FAKE_NVML_LOG.
  *
@@ -12,47 +12,16 @@
  * (comma-separated function names). Global keys: device_count, init_error.
  */
 #include "fake_state.h"
+#include "nvml_types.h"
 
 #define ENV_STATE "FAKE_NVML_STATE"
 #define ENV_LOG "FAKE_NVML_LOG"
 #define MAX_DEVICES 64
 
-typedef int nvmlReturn_t;
-enum {
-  NVML_SUCCESS = 0,
-  NVML_ERROR_UNINITIALIZED = 1,
-  NVML_ERROR_INVALID_ARGUMENT = 2,
-  NVML_ERROR_NOT_SUPPORTED = 3,
-  NVML_ERROR_NO_PERMISSION = 4,
-  NVML_ERROR_INSUFFICIENT_SIZE = 7,
-  NVML_ERROR_UNKNOWN = 999,
-};
-
+/* The handle's target: only the fake knows what an nvmlDevice_t points to. */
 struct nvmlDevice_st {
   int index;
 };
-typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef struct {
-  unsigned int gpu;
-  unsigned int memory;
-} nvmlUtilization_t;
-
-typedef struct {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-} nvmlMemory_t;
-
-typedef struct {
-  char busIdLegacy[16];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pciDeviceId;
-  unsigned int pciSubSystemId;
-  char busId[32];
-} nvmlPciInfo_t;
 
 static struct nvmlDevice_st devices[MAX_DEVICES];
 /* NVML reference-counts init/shutdown: each nvmlInit needs its own nvmlShutdown. */
@@ -102,7 +71,7 @@ const char *nvmlErrorString(nvmlReturn_t result) {
     case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
     case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
     case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case 9: return "Driver Not Loaded";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
     default: return "Unknown Error";
   }
 }
@@ -191,30 +160,30 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) 
   return NVML_SUCCESS;
 }
 
-static const char *clock_key(int type) {
+static const char *clock_key(nvmlClockType_t type) {
   switch (type) {
-    case 0: return "clock_graphics_mhz";
-    case 1: return "clock_sm_mhz";
-    case 2: return "clock_mem_mhz";
+    case NVML_CLOCK_GRAPHICS: return "clock_graphics_mhz";
+    case NVML_CLOCK_SM: return "clock_sm_mhz";
+    case NVML_CLOCK_MEM: return "clock_mem_mhz";
     default: return "clock_video_mhz";
   }
 }
 
-nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int *clock) {
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock) {
   GATE("nvmlDeviceGetClockInfo", device);
   *clock = (unsigned int)NUM(clock_key(type), 1000);
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, int type, unsigned int *clock) {
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock) {
   GATE("nvmlDeviceGetMaxClockInfo", device);
-  *clock = (unsigned int)NUM(type == 2 ? "max_clock_mem_mhz" : "max_clock_graphics_mhz", 1980);
+  *clock = (unsigned int)NUM(type == NVML_CLOCK_MEM ? "max_clock_mem_mhz" : "max_clock_graphics_mhz", 1980);
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int *temp) {
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int *temp) {
   GATE("nvmlDeviceGetTemperature", device);
-  if (sensor != 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
   *temp = (unsigned int)NUM("temp_c", 40);
   return NVML_SUCCESS;
 }
@@ -253,11 +222,11 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsi
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned int *value) {
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value) {
   GATE("nvmlDeviceGetPcieThroughput", device);
-  /* NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1; KB/s */
-  if (counter != 0 && counter != 1) return NVML_ERROR_INVALID_ARGUMENT;
-  *value = (unsigned int)NUM(counter == 0 ? "pcie_tx_kbs" : "pcie_rx_kbs", 0);
+  /* KB/s */
+  if (counter != NVML_PCIE_UTIL_TX_BYTES && counter != NVML_PCIE_UTIL_RX_BYTES) return NVML_ERROR_INVALID_ARGUMENT;
+  *value = (unsigned int)NUM(counter == NVML_PCIE_UTIL_TX_BYTES ? "pcie_tx_kbs" : "pcie_rx_kbs", 0);
   return NVML_SUCCESS;
 }
 

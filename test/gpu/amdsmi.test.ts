@@ -43,10 +43,20 @@ const metadataOf = (pio: PlatformIO) =>
 
 describe('AMD SMI backend through the fake libamd_smi', () => {
   test('devices, metadata and every signal in SI units', async () => {
-    const { pio, fake } = await platformWith({ device_count: 2, '1.uuid': 'abcd-1', '1.numa_node': 0 });
+    const { pio, fake } = await platformWith({
+      device_count: 2,
+      '1.uuid': 'abcd-1',
+      '1.numa_node': 0,
+      // The fake fills amdsmi_bdf_t's bit fields; the FFI decodes the 64-bit word.
+      '0.pci_domain': 0x12,
+      '0.pci_bus': 0x3b,
+      '0.pci_device': 0x1f,
+      '0.pci_function': 5,
+    });
     assert.equal(pio.topology.numDomain(GPU), 2);
     const meta = metadataOf(pio);
     assert.equal(meta.devices[1]!.uuid, 'abcd-1');
+    assert.equal(meta.devices[0]!.pciBusId, '0012:3b:1f.5');
     assert.equal(meta.devices[1]!.pciBusId, '0000:c2:00.0');
     assert.deepEqual(meta.devices[1]!.cpus, pio.topology.numa.find((n) => n.node === 0)!.cpus);
     const table: ReadCase[] = [

@@ -38,22 +38,52 @@ const SPEC: Record<
 
 const built = new Map<Vendor, string>();
 
+/** Compiles one C file of test/fakes/ (warnings are errors) into `output`. */
+function compileFake(source: string, output: string, flags: string[] = []): string {
+  execFileSync('gcc', [...flags, '-O1', '-Wall', '-Werror', '-o', output, join(FAKES, source)], {
+    stdio: 'pipe',
+  });
+  return output;
+}
+
 /** Path of the compiled fake library (built on first use in this test file). */
 export function fakeLibrary(vendor: Vendor): string {
   let lib = built.get(vendor);
   if (!lib) {
     const spec = SPEC[vendor];
-    lib = join(tempDir(`joulegate-fake-${vendor}-`), spec.soname);
-    execFileSync(
-      'gcc',
-      ['-shared', '-fPIC', '-O1', '-Wall', '-Werror', '-o', lib, join(FAKES, spec.source)],
-      {
-        stdio: 'pipe',
-      },
-    );
+    lib = compileFake(spec.source, join(tempDir(`joulegate-fake-${vendor}-`), spec.soname), [
+      '-shared',
+      '-fPIC',
+    ]);
     built.set(vendor, lib);
   }
   return lib;
+}
+
+/**
+ * The C compiler's view of the vendor types the fakes declare (test/fakes/struct_layout.c):
+ * struct sizes, member offsets and sizes, scalar type sizes and constants, by vendor name.
+ */
+export interface CLayout {
+  structs: Map<string, { size: number; members: { name: string; offset: number; size: number }[] }>;
+  types: Map<string, number>;
+  constants: Map<string, number>;
+}
+
+export function vendorTypeLayout(): CLayout {
+  const program = compileFake('struct_layout.c', join(tempDir('joulegate-layout-'), 'struct_layout'));
+  const layout: CLayout = { structs: new Map(), types: new Map(), constants: new Map() };
+  for (const line of execFileSync(program, { encoding: 'utf8' }).trim().split('\n')) {
+    const [kind, name, ...rest] = line.split(' ');
+    const [a, b, c] = rest.map(Number);
+    if (kind === 'struct') layout.structs.set(name!, { size: a!, members: [] });
+    else if (kind === 'field')
+      layout.structs.get(name!)!.members.push({ name: rest[0]!, offset: b!, size: c! });
+    else if (kind === 'type') layout.types.set(name!, a!);
+    else if (kind === 'const') layout.constants.set(name!, a!);
+    else throw new Error(`struct_layout printed an unknown line: ${line}`);
+  }
+  return layout;
 }
 
 export type FakeState = Record<string, string | number>;

@@ -1,18 +1,12 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/report-model.js';
-import { run, runCli } from '../helpers/cli.js';
-import { copyFixture, FIXTURES, tempDir } from '../helpers/tmp.js';
+import { monitorJsonHdf5, onlyFile, PERUN_CHECK, python, regionsApp } from '../helpers/hdf5-reports.js';
+import { copyFixture, tempDir } from '../helpers/tmp.js';
 
 /**
  * The HDF5 report read by an independent HDF5 implementation (h5py on libhdf5, Debian's
  * python3-h5py) the way perun's importer reads it: test/fixtures/perun_hdf5_check.py.
  */
-const PYTHON = '/usr/bin/python3';
-const CHECK = join(FIXTURES, 'perun_hdf5_check.py');
-const INDEX = new URL('../../dist/index.js', import.meta.url).pathname;
 
 interface Metric {
   value?: number | null;
@@ -30,53 +24,24 @@ interface PerunNode {
 }
 
 async function perunImport(path: string): Promise<PerunNode> {
-  const r = await run(PYTHON, [CHECK, path]);
-  if (/No module named 'h5py'/.test(r.stderr))
-    assert.fail(`${PYTHON} has no h5py: install Debian's python3-h5py (.ci/run does)`);
-  assert.equal(r.code, 0, `perun's importer would reject ${path}:\n${r.stdout}${r.stderr}`);
-  return JSON.parse(r.stdout) as PerunNode;
+  return JSON.parse(await python([PERUN_CHECK, path], `perun's importer on ${path}`)) as PerunNode;
 }
 
-const readJson = (path: string) =>
-  JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === null ? Number.NaN : v)) as Report;
-const only = (dir: string, re: RegExp) => {
-  const found = readdirSync(dir).filter((f) => re.test(f));
-  assert.equal(found.length, 1, `one file matching ${re} in ${dir}: ${found}`);
-  return join(dir, found[0]!);
-};
 /** HDF5 keeps every float64 bit: NaN comes back as null from the JSON the checker prints. */
 const same = (actual: number | null | undefined, expected: number) =>
   Number.isNaN(expected) ? assert.equal(actual, null) : assert.equal(actual, expected);
 
-async function monitor(root: string, out: string, extra: string[], command: string[]): Promise<Report> {
-  const r = await runCli(
-    ['monitor', '--format', 'json,hdf5', '--data-out', out, ...extra, '--', ...command],
-    { cwd: out, env: { JOULEGATE_SYSROOT: root } },
-  );
-  assert.equal(r.code, 0, r.stderr);
-  return readJson(only(out, /\.json$/));
-}
-
 describe("HDF5 reports as perun's importer reads them", () => {
   it('RAPL counters, two rounds, nested regions: every node, metric, sensor and region', async () => {
     const out = tempDir();
-    const app = join(out, 'app.mjs');
-    writeFileSync(
-      app,
-      `import { measure, region } from ${JSON.stringify(INDEX)};
-const outer = region('outer');
-await measure('step', () => { const end = Date.now() + 30; while (Date.now() < end); });
-await measure('step', () => new Promise((r) => setTimeout(r, 40)));
-outer.end();
-`,
-    );
-    const report = await monitor(
+    const app = regionsApp(out);
+    const report = await monitorJsonHdf5(
       copyFixture('energy/amd-epyc'),
       out,
       ['--sampling-period', '0.02', '--rounds', '2', '--app-name', 'h5app', '--run-id', 'mr1'],
       [process.execPath, app],
     );
-    const tree = await perunImport(only(out, /\.hdf5$/));
+    const tree = await perunImport(onlyFile(out, /\.hdf5$/));
 
     assert.equal(tree.id, 'h5app');
     assert.equal(tree.type, 'APP');
@@ -133,7 +98,7 @@ outer.end();
 
   it('estimated CPU power never appears as a perun CPU_ENERGY or CPU_POWER metric', async () => {
     const out = tempDir();
-    const report = await monitor(
+    const report = await monitorJsonHdf5(
       copyFixture('vm-1s4c'),
       out,
       // The fixture's /proc/stat never changes: the host's own CPU times give the utilisation.
@@ -143,7 +108,7 @@ outer.end();
     const cpuGroup = report.rounds[0]!.metrics.host.groups.cpu!;
     assert.equal(cpuGroup.method, 'estimated', 'this fixture has no energy source: CPU power is estimated');
     assert.ok(Number.isFinite(cpuGroup.energy));
-    const tree = await perunImport(only(out, /\.hdf5$/));
+    const tree = await perunImport(onlyFile(out, /\.hdf5$/));
     const host = tree.nodes[report.runId]!.nodes['0']!.nodes[report.host]!;
     assert.ok(host.nodes.cpu, 'the cpu device group is written');
     assert.deepEqual(

@@ -3,7 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ERROR_NAMES, introspectionXml } from '../../src/ipc/dbus/interface.js';
-import { parseTopoCacheCounts } from '../../src/service/topo-cache.js';
+import { assertTopoCacheDescribes } from '../helpers/geopm-topo-cache.js';
+import { sysfsShape } from '../helpers/sysfs-topology.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from './harness.js';
 
@@ -26,23 +27,15 @@ test('Peer.Ping answers', async () => {
   assert.deepEqual(r, { ok: true, value: null });
 });
 
-test('TopoGetCache gives GEOPM-parsable counts of the node', async () => {
+test('TopoGetCache gives GEOPM the counts of the node, and the same text as the cache file', async () => {
   const [r] = await h.client([{ call: 'topoGetCache' }], { user: reader });
   assert.equal(r!.ok, true);
-  const counts = parseTopoCacheCounts(r!.value as string);
-  assert.deepEqual(
-    {
-      board: counts.board,
-      package: counts.package,
-      core: counts.core,
-      cpu: counts.cpu,
-      memory: counts.memory,
-    },
-    { board: 1, package: 2, core: 4, cpu: 4, memory: 2 },
-  );
-  assert.match(r!.value as string, /^NUMA node1 CPU\(s\):\s+0xc$/m);
-  const st = statSync(join(h.runDir, 'geopm-topo-cache'));
-  assert.equal(st.mode & 0o777, 0o600);
+  const text = r!.value as string;
+  const cache = assertTopoCacheDescribes(text, sysfsShape(h.sysroot));
+  assert.equal(cache.fields.get('NUMA node1 CPU(s)'), '0xc'); // CPUs 2 and 3
+  const file = join(h.runDir, 'geopm-topo-cache');
+  assert.equal(readFileSync(file, 'utf8'), text);
+  assert.equal(statSync(file).mode & 0o777, 0o600);
   assert.equal(statSync(h.runDir).mode & 0o777, 0o711);
 });
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeMessage, encodeBody, encodeMessage, frameSize, MessageType } from '../../src/ipc/dbus/wire.js';
-import { DomainType } from '../../src/platform/domains.js';
 import { parseStartTicks, parseStatus } from '../../src/platform/process.js';
 import { Topology } from '../../src/platform/topology.js';
 import { SessionSchema } from '../../src/service/sessions.js';
 import { shown } from '../../src/service/text.js';
-import { cpuMask, formatTopoCache, parseTopoCacheCounts } from '../../src/service/topo-cache.js';
+import { cpuMask, formatTopoCache } from '../../src/service/topo-cache.js';
+import { parseGeopmTopoCache } from '../helpers/geopm-topo-cache.js';
 
 test('messages round-trip, including NaN and ±Inf doubles and nested structs', () => {
   const body = ['name', -7, Number.NaN, Number.POSITIVE_INFINITY, [[1, 2, 'x']], [['a', 'b'], []]];
@@ -80,42 +80,61 @@ test('session records are validated strictly', () => {
   assert.ok(!SessionSchema.safeParse({ ...ok, start_ticks: undefined }).success);
 });
 
-test('topology cache gives GEOPM the same counts, with HBM nodes and GPUs', () => {
-  const cpus = Array.from({ length: 16 }, (_, cpu) => ({ cpu, packageId: cpu < 8 ? 0 : 1, coreId: cpu % 4 }));
+test('topology cache gives GEOPM the counts of the node, with HBM nodes and GPUs', () => {
+  // 2 packages × 4 cores × 2 threads: CPU n and n + 8 share a core, as Linux numbers them.
+  const cpus = Array.from({ length: 16 }, (_, cpu) => ({
+    cpu,
+    packageId: cpu % 8 < 4 ? 0 : 1,
+    coreId: cpu % 4,
+  }));
   const topo = new Topology({
     cpus,
     numa: [
-      { node: 0, cpus: [0, 1, 2, 3, 4, 5, 6, 7] },
-      { node: 1, cpus: [8, 9, 10, 11, 12, 13, 14, 15] },
+      { node: 0, cpus: [0, 1, 2, 3, 8, 9, 10, 11] },
+      { node: 1, cpus: [4, 5, 6, 7, 12, 13, 14, 15] },
       { node: 2, cpus: [], distance: [13, 20, 10, 20] },
       { node: 3, cpus: [], distance: [20, 13, 20, 10] },
     ],
     gpus: [
       {
-        cpus: [0, 1, 2, 3, 4, 5, 6, 7],
+        cpus: [0, 1, 2, 3],
         chips: [
-          [0, 1, 2, 3],
-          [4, 5, 6, 7],
+          [0, 1],
+          [2, 3],
         ],
       },
-      { cpus: [8, 9, 10, 11, 12, 13, 14, 15] },
+      { cpus: [4, 5, 6, 7] },
     ],
   });
-  const text = formatTopoCache(topo);
-  const counts = parseTopoCacheCounts(text);
-  for (const [name, domain] of [
-    ['package', DomainType.Package],
-    ['core', DomainType.Core],
-    ['cpu', DomainType.Cpu],
-    ['memory', DomainType.Memory],
-    ['package_integrated_memory', DomainType.PackageIntegratedMemory],
-    ['gpu', DomainType.Gpu],
-    ['gpu_chip', DomainType.GpuChip],
-  ] as const) {
-    assert.equal(counts[name], topo.numDomain(domain), name);
-  }
-  assert.match(text, /^On-line CPU\(s\) mask:\s+0xffff$/m);
-  assert.match(text, /^GPU chip1 CPU\(s\):\s+4,5,6,7$/m);
+  const cache = parseGeopmTopoCache(formatTopoCache(topo));
+  assert.deepEqual(cache.counts, {
+    board: 1,
+    package: 2,
+    core: 8,
+    cpu: 16,
+    memory: 2,
+    package_integrated_memory: 2,
+    nic: 0,
+    package_integrated_nic: 0,
+    gpu: 2,
+    package_integrated_gpu: 0,
+    gpu_chip: 2,
+  });
+  assert.equal(cache.fields.get('CPU(s)'), '16');
+  assert.deepEqual(
+    cache.onlineCpus,
+    Array.from({ length: 16 }, (_, i) => i),
+  );
+  assert.deepEqual(cache.numa.get(1), [4, 5, 6, 7, 12, 13, 14, 15]);
+  assert.deepEqual(cache.numa.get(2), []);
+  assert.deepEqual(cache.gpus, [
+    [0, 1, 2, 3],
+    [4, 5, 6, 7],
+  ]);
+  assert.deepEqual(cache.gpuChips, [
+    [0, 1],
+    [2, 3],
+  ]);
   assert.equal(cpuMask([0, 64]), '0x10000000000000001');
 });
 

@@ -13,17 +13,22 @@ const koffi = loadKoffi();
  */
 
 /** amdsmi_init_flags_t */
-const AMDSMI_INIT_AMD_GPUS = 1 << 1;
+export const AMDSMI_INIT_AMD_GPUS = 1 << 1;
 /** amdsmi_temperature_metric_t */
-const AMDSMI_TEMP_CURRENT = 0;
+export const AMDSMI_TEMP_CURRENT = 0;
 /** amdsmi_memory_type_t */
-const AMDSMI_MEM_TYPE_VRAM = 0;
+export const AMDSMI_MEM_TYPE_VRAM = 0;
 /** Power cap sensor index (the only one on current GPUs). */
 const POWER_CAP_SENSOR = 0;
-/** AMDSMI_GPU_UUID_SIZE */
-const UUID_SIZE = 38;
+export const AMDSMI_GPU_UUID_SIZE = 38;
 
-const Handle = 'void *';
+const Handle = koffi.type('void *');
+/** The enum parameters: C enums, int-sized. */
+const Enum = koffi.type('int');
+/** amdsmi_status_t: an enum with values up to 0xFFFFFFFF, so unsigned int-sized. */
+const Status = koffi.type('uint32_t');
+/** amdsmi_bdf_t: a union of bit fields over one uint64_t (decoded in pciBusId). */
+const Bdf = koffi.type('uint64_t');
 const PowerInfo = koffi.struct({
   socket_power: 'uint64_t',
   current_socket_power: 'uint32_t',
@@ -57,16 +62,35 @@ const PowerCapInfo = koffi.struct({
   reserved: koffi.array('uint64_t', 3),
 });
 
+/**
+ * Every type passed to or from AMD SMI, by its amdsmi.h name: test/gpu/ffi-layout.test.ts
+ * checks each size and member offset against the C compiler's view of the header's declarations.
+ */
+export const AMDSMI_TYPES = {
+  amdsmi_status_t: Status,
+  amdsmi_processor_handle: Handle,
+  amdsmi_socket_handle: Handle,
+  amdsmi_bdf_t: Bdf,
+  amdsmi_clk_type_t: Enum,
+  amdsmi_temperature_type_t: Enum,
+  amdsmi_temperature_metric_t: Enum,
+  amdsmi_memory_type_t: Enum,
+  amdsmi_power_info_t: PowerInfo,
+  amdsmi_engine_usage_t: EngineUsage,
+  amdsmi_clk_info_t: ClkInfo,
+  amdsmi_power_cap_info_t: PowerCapInfo,
+} as const;
+
 const outU32 = koffi.out(koffi.pointer('uint32_t'));
 const outU64 = koffi.out(koffi.pointer('uint64_t'));
 const out = (t: TypeObject) => koffi.out(koffi.pointer(t));
 
 function declare(lib: LibraryHandle) {
-  const f = (name: string, args: unknown[]) => lib.func(name, 'int', args as never);
+  const f = (name: string, args: unknown[]) => lib.func(name, Status, args as never);
   return {
     init: f('amdsmi_init', ['uint64_t']),
     shutDown: f('amdsmi_shut_down', []),
-    statusString: f('amdsmi_status_code_to_string', ['int', koffi.out(koffi.pointer('const char *'))]),
+    statusString: f('amdsmi_status_code_to_string', [Status, koffi.out(koffi.pointer('const char *'))]),
     getSockets: f('amdsmi_get_socket_handles', [koffi.inout(koffi.pointer('uint32_t')), 'void *']),
     getProcessors: f('amdsmi_get_processor_handles', [
       Handle,
@@ -74,15 +98,15 @@ function declare(lib: LibraryHandle) {
       'void *',
     ]),
     getUuid: f('amdsmi_get_gpu_device_uuid', [Handle, koffi.inout(koffi.pointer('unsigned int')), 'void *']),
-    getBdf: f('amdsmi_get_gpu_device_bdf', [Handle, outU64]),
+    getBdf: f('amdsmi_get_gpu_device_bdf', [Handle, out(Bdf)]),
     getNumaNode: f('amdsmi_topo_get_numa_node_number', [Handle, outU32]),
     getPowerInfo: f('amdsmi_get_power_info', [Handle, out(PowerInfo)]),
     getEnergyCount: f('amdsmi_get_energy_count', [Handle, outU64, koffi.out(koffi.pointer('float')), outU64]),
     getActivity: f('amdsmi_get_gpu_activity', [Handle, out(EngineUsage)]),
-    getMemoryTotal: f('amdsmi_get_gpu_memory_total', [Handle, 'int', outU64]),
-    getMemoryUsage: f('amdsmi_get_gpu_memory_usage', [Handle, 'int', outU64]),
-    getClockInfo: f('amdsmi_get_clock_info', [Handle, 'int', out(ClkInfo)]),
-    getTempMetric: f('amdsmi_get_temp_metric', [Handle, 'int', 'int', koffi.out(koffi.pointer('int64_t'))]),
+    getMemoryTotal: f('amdsmi_get_gpu_memory_total', [Handle, Enum, outU64]),
+    getMemoryUsage: f('amdsmi_get_gpu_memory_usage', [Handle, Enum, outU64]),
+    getClockInfo: f('amdsmi_get_clock_info', [Handle, Enum, out(ClkInfo)]),
+    getTempMetric: f('amdsmi_get_temp_metric', [Handle, Enum, Enum, koffi.out(koffi.pointer('int64_t'))]),
     getPowerCapInfo: f('amdsmi_get_power_cap_info', [Handle, 'uint32_t', out(PowerCapInfo)]),
     setPowerCap: f('amdsmi_set_power_cap', [Handle, 'uint32_t', 'uint64_t']),
   };
@@ -142,7 +166,7 @@ export class AmdSmiLibrary extends VendorLibrary {
   }
 
   uuid(dev: AmdSmiProcessor): string {
-    const buf = Buffer.alloc(UUID_SIZE + 1);
+    const buf = Buffer.alloc(AMDSMI_GPU_UUID_SIZE + 1);
     const length = [buf.length];
     this.check('amdsmi_get_gpu_device_uuid', this.fn.getUuid(dev, length, buf));
     return cString(buf);

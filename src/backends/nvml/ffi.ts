@@ -12,6 +12,8 @@ const koffi = loadKoffi();
  */
 
 const DeviceHandle = koffi.pointer(koffi.opaque());
+/** nvmlReturn_t and the enum parameters: C enums, int-sized. */
+const Enum = koffi.type('int');
 const NvmlUtilization = koffi.struct({ gpu: 'unsigned int', memory: 'unsigned int' });
 const NvmlMemory = koffi.struct({
   total: 'unsigned long long',
@@ -29,18 +31,33 @@ const NvmlPciInfo = koffi.struct({
   busId: koffi.array('char', 32),
 });
 
+/**
+ * Every type passed to or from NVML, by its nvml.h name: test/gpu/ffi-layout.test.ts checks
+ * each size and member offset against the C compiler's view of the header's declarations.
+ */
+export const NVML_TYPES = {
+  nvmlReturn_t: Enum,
+  nvmlDevice_t: DeviceHandle,
+  nvmlClockType_t: Enum,
+  nvmlTemperatureSensors_t: Enum,
+  nvmlPcieUtilCounter_t: Enum,
+  nvmlUtilization_t: NvmlUtilization,
+  nvmlMemory_t: NvmlMemory,
+  nvmlPciInfo_t: NvmlPciInfo,
+} as const;
+
 const outU32 = koffi.out(koffi.pointer('unsigned int'));
 const outU64 = koffi.out(koffi.pointer('unsigned long long'));
 
-/** NVML_DEVICE_NAME_V2_BUFFER_SIZE / NVML_DEVICE_UUID_V2_BUFFER_SIZE */
-const STRING_BUFFER = 96;
+/** Buffer for names and UUIDs (NVML_DEVICE_UUID_V2_BUFFER_SIZE is the same). */
+export const NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 
 function declare(lib: LibraryHandle) {
-  const f = (name: string, args: unknown[]) => lib.func(name, 'int', args as never);
+  const f = (name: string, args: unknown[]) => lib.func(name, Enum, args as never);
   return {
     init: f('nvmlInit_v2', []),
     shutdown: f('nvmlShutdown', []),
-    errorString: lib.func('nvmlErrorString', 'const char *', ['int']),
+    errorString: lib.func('nvmlErrorString', 'const char *', [Enum]),
     getCount: f('nvmlDeviceGetCount_v2', [outU32]),
     getHandle: f('nvmlDeviceGetHandleByIndex_v2', ['unsigned int', koffi.out(koffi.pointer(DeviceHandle))]),
     getName: f('nvmlDeviceGetName', [DeviceHandle, 'void *', 'unsigned int']),
@@ -54,15 +71,15 @@ function declare(lib: LibraryHandle) {
       koffi.out(koffi.pointer(NvmlUtilization)),
     ]),
     getMemoryInfo: f('nvmlDeviceGetMemoryInfo', [DeviceHandle, koffi.out(koffi.pointer(NvmlMemory))]),
-    getClockInfo: f('nvmlDeviceGetClockInfo', [DeviceHandle, 'int', outU32]),
-    getMaxClockInfo: f('nvmlDeviceGetMaxClockInfo', [DeviceHandle, 'int', outU32]),
-    getTemperature: f('nvmlDeviceGetTemperature', [DeviceHandle, 'int', outU32]),
+    getClockInfo: f('nvmlDeviceGetClockInfo', [DeviceHandle, Enum, outU32]),
+    getMaxClockInfo: f('nvmlDeviceGetMaxClockInfo', [DeviceHandle, Enum, outU32]),
+    getTemperature: f('nvmlDeviceGetTemperature', [DeviceHandle, Enum, outU32]),
     getLimitConstraints: f('nvmlDeviceGetPowerManagementLimitConstraints', [DeviceHandle, outU32, outU32]),
     getDefaultLimit: f('nvmlDeviceGetPowerManagementDefaultLimit', [DeviceHandle, outU32]),
     getLimit: f('nvmlDeviceGetPowerManagementLimit', [DeviceHandle, outU32]),
     setLimit: f('nvmlDeviceSetPowerManagementLimit', [DeviceHandle, 'unsigned int']),
     getThrottleReasons: f('nvmlDeviceGetCurrentClocksThrottleReasons', [DeviceHandle, outU64]),
-    getPcieThroughput: f('nvmlDeviceGetPcieThroughput', [DeviceHandle, 'int', outU32]),
+    getPcieThroughput: f('nvmlDeviceGetPcieThroughput', [DeviceHandle, Enum, outU32]),
     setLockedClocks: f('nvmlDeviceSetGpuLockedClocks', [DeviceHandle, 'unsigned int', 'unsigned int']),
     resetLockedClocks: f('nvmlDeviceResetGpuLockedClocks', [DeviceHandle]),
   };
@@ -112,7 +129,7 @@ export class NvmlLibrary extends VendorLibrary {
   }
 
   private string(name: string, call: (buf: Buffer) => number): string {
-    const buf = Buffer.alloc(STRING_BUFFER);
+    const buf = Buffer.alloc(NVML_DEVICE_NAME_V2_BUFFER_SIZE);
     this.check(name, call(buf));
     return cString(buf);
   }

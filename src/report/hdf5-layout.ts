@@ -1,0 +1,195 @@
+import type { DeviceGroup, EnergyMethod } from '../monitor/signals.js';
+import { importModule } from '../platform/dynamic-import.js';
+
+/*
+ * Names shared by the HDF5 writer (hdf5.ts) and reader (hdf5-read.ts): perun's layout
+ * (shared/reference/perun.md §2.1, §4) and the attributes and datasets joulegate adds to it so
+ * that a report can be rebuilt from the tree alone.
+ */
+
+export type H5 = typeof import('h5wasm/node');
+export type Group = InstanceType<H5['Group']>;
+export type Dataset = InstanceType<H5['Dataset']>;
+export type Node = Group | Dataset;
+
+/** h5wasm is loaded only when HDF5 is read or written (it is a large WebAssembly module). */
+export async function loadH5(): Promise<H5> {
+  const h5 = await importModule<H5>('h5wasm/node');
+  await h5.ready;
+  return h5;
+}
+
+/** perun's NodeType values, stored as the `type` attribute of each node group. */
+export const NODE_TYPE = { APP: 1, MULTI_RUN: 2, RUN: 3, NODE: 4, DEVICE_GROUP: 5, SENSOR: 6 } as const;
+
+/**
+ * perun's MetricType values. perun's reader rebuilds each metric with MetricType(type) and
+ * names its group after the enum member, so only these may appear under `metrics/`.
+ */
+export const PERUN_METRICS = new Set([
+  'runtime',
+  'power',
+  'cpu_power',
+  'gpu_power',
+  'dram_power',
+  'other_power',
+  'cpu_util',
+  'gpu_util',
+  'other_util',
+  'dram_mem',
+  'gpu_mem',
+  'net_read',
+  'net_write',
+  'disk_read',
+  'disk_write',
+  'energy',
+  'cpu_energy',
+  'gpu_energy',
+  'dram_energy',
+  'other_energy',
+  'other_memory',
+  'cpu_clock',
+  'gpu_clock',
+  'n_runs',
+  'money',
+  'co2',
+]);
+/** perun's Unit values (its reader rejects any other unit string). */
+export type PerunUnit = 'J' | 'W' | 'B' | 's' | '%' | '' | 'g' | 'Hz';
+export type Aggregate = 'sum' | 'mean' | 'max' | 'min';
+
+/** The group name of a metric under `metrics/`: perun's MetricType member name. */
+export const metricGroupName = (metric: string) =>
+  metric === 'other_memory' ? 'OTHER_MEM' : metric.toUpperCase();
+
+/** perun's DeviceType of each device group (it has no "board": that is OTHER). */
+export const DEVICE_TYPE: Record<DeviceGroup, string> = {
+  cpu: 'cpu',
+  gpu: 'gpu',
+  ram: 'ram',
+  disk: 'disk',
+  net: 'net',
+  board: 'other',
+};
+/** The prefix of a group's metrics in perun's names (RAM is DRAM_*, the board OTHER_*). */
+const METRIC_PREFIX: Record<DeviceGroup, string> = {
+  cpu: 'cpu',
+  gpu: 'gpu',
+  ram: 'dram',
+  disk: 'disk',
+  net: 'net',
+  board: 'other',
+};
+
+/** The values of a device group's GroupMetrics that hold numbers. */
+export const GROUP_VALUE_KEYS = ['energy', 'power', 'util', 'memory', 'readBytes', 'writeBytes'] as const;
+type GroupValue = (typeof GROUP_VALUE_KEYS)[number];
+
+/** Where one value of a device group's metrics lives on its DEVICE_GROUP node. */
+export interface GroupValuePlace {
+  /** The perun metric holding it; when undefined, the attribute does. */
+  metric?: string;
+  unit: PerunUnit;
+  agg: Aggregate;
+  attribute: string;
+}
+
+const GROUP_VALUES: Record<
+  GroupValue,
+  { metric: (g: DeviceGroup) => string } & Omit<GroupValuePlace, 'metric'>
+> = {
+  energy: { metric: (g) => `${METRIC_PREFIX[g]}_energy`, unit: 'J', agg: 'sum', attribute: 'energy_J' },
+  power: { metric: (g) => `${METRIC_PREFIX[g]}_power`, unit: 'W', agg: 'sum', attribute: 'power_W' },
+  util: { metric: (g) => `${METRIC_PREFIX[g]}_util`, unit: '%', agg: 'mean', attribute: 'util_percent' },
+  memory: {
+    metric: (g) => (g === 'board' ? 'other_memory' : `${METRIC_PREFIX[g]}_mem`),
+    unit: 'B',
+    agg: 'sum',
+    attribute: 'memory_B',
+  },
+  readBytes: { metric: (g) => `${g}_read`, unit: 'B', agg: 'sum', attribute: 'read_B' },
+  writeBytes: { metric: (g) => `${g}_write`, unit: 'B', agg: 'sum', attribute: 'write_B' },
+};
+
+/**
+ * The perun metric of that name when perun has one, else an attribute (perun has no
+ * DISK_UTIL, CPU_MEM, …). Estimated energy and power are never perun metrics (a reader would
+ * take them for measurements): they are the ESTIMATED_ATTRS attributes.
+ */
+export function groupValuePlace(group: DeviceGroup, key: GroupValue, method?: EnergyMethod): GroupValuePlace {
+  const { metric, ...place } = GROUP_VALUES[key];
+  if (method === 'estimated' && (key === 'energy' || key === 'power'))
+    return { ...place, attribute: ESTIMATED_ATTRS[key] };
+  const name = metric(group);
+  return PERUN_METRICS.has(name) ? { ...place, metric: name } : place;
+}
+
+/** Attributes of estimated energy and power (on RUN and DEVICE_GROUP nodes). */
+export const ESTIMATED_ATTRS = { energy: 'estimated_energy_J', power: 'estimated_power_W' } as const;
+
+/** Attributes joulegate puts on a MULTI_RUN besides the config (perun's `section.option` keys). */
+export const MULTI_RUN_ATTRS = {
+  appName: 'app_name',
+  created: 'execution_dt',
+  rounds: 'n_runs',
+  failed: 'failed',
+  priceUnit: 'price_unit',
+  failure: 'failure',
+  samplingPeriod: 'sampling_period_s',
+  warmupRounds: 'warmup_rounds',
+} as const;
+
+/** Attributes joulegate puts on a RUN besides the host metadata. */
+export const RUN_ATTRS = {
+  estimatedEnergy: ESTIMATED_ATTRS.energy,
+  estimatedPower: ESTIMATED_ATTRS.power,
+  exitStatus: 'exit_status',
+  exitCode: 'exit_code',
+  exitSignal: 'exit_signal',
+  overruns: 'sampling_overruns',
+} as const;
+
+/** Attributes of a DEVICE_GROUP saying how its energy was measured (the report's sources). */
+export const SOURCE_ATTRS = {
+  method: 'energy_method',
+  coverage: 'energy_coverage',
+  series: 'energy_source_series',
+  detail: 'energy_source_detail',
+  wattsPerUnit: 'watts_per_unit',
+} as const;
+
+/** Attributes of a SENSOR describing its series. */
+export const SENSOR_ATTRS = {
+  signal: 'signal',
+  domain: 'domain',
+  index: 'domain_index',
+  kind: 'kind',
+  backend: 'backend',
+  direction: 'direction',
+  position: 'series_index',
+} as const;
+
+/**
+ * joulegate's own children of a RUN and MULTI_RUN (perun reads only `metrics`, `nodes` and
+ * `regions`): datasets of equal length, one entry per event, call, problem or diagnostic.
+ */
+export const TABLES = {
+  /** RUN: region start/stop events as the app sent them: name, kind, t. */
+  events: 'region_events',
+  /**
+   * RUN: per region call, in call order: name, depth, open, energy, power, estimated_energy,
+   * cpu_util, gpu_util and energy_<group> per measured group. Start and stop are perun's
+   * `regions/<name>/raw_data/0` pairs, in the same order per name.
+   */
+  calls: 'region_calls',
+  /** RUN: counter anomalies and region pairing problems: text. */
+  problems: 'problems',
+  /** MULTI_RUN: what could not be measured: backend, signal ('' for none), reason. */
+  unavailable: 'unavailable',
+} as const;
+
+/** Column of the region_calls table with one group's energy of each call. */
+export const GROUP_ENERGY_COLUMN = 'energy_';
+
+/** HDF5 names nest at '/': ids keep their text otherwise (and an `id` attribute keeps it whole). */
+export const nodeName = (id: string) => id.replace(/\//g, '_');

@@ -1,0 +1,421 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import {
+  type GroupMetrics,
+  type HostMetrics,
+  type RegionCallMetrics,
+  type Stat,
+  stat,
+  summarizeRegions,
+} from '../monitor/metrics.js';
+import type { RegionEvent } from '../monitor/regions-pairing.js';
+import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
+import type { AppExit } from '../monitor/run-app.js';
+import type { DeviceGroup, EnergyMethod, SeriesKind, SeriesSpec } from '../monitor/signals.js';
+import type { Diagnostic } from '../platform/backend.js';
+import { errorMessage, JoulegateError, ParseError } from '../platform/errors.js';
+import {
+  type Dataset,
+  GROUP_ENERGY_COLUMN,
+  type GROUP_VALUE_KEYS,
+  type Group,
+  groupValuePlace,
+  type H5,
+  loadH5,
+  MULTI_RUN_ATTRS,
+  metricGroupName,
+  type Node,
+  nodeName,
+  RUN_ATTRS,
+  SENSOR_ATTRS,
+  SOURCE_ATTRS,
+  TABLES,
+} from './hdf5-layout.js';
+
+/** A bad or missing part of the tree: reported as one line naming the file and the place. */
+class TreeError extends Error {}
+
+type Attrs = Record<string, unknown>;
+
+/**
+ * Reads the report back from the tree hdf5.ts writes: perun's nodes, metrics and raw data,
+ * and joulegate's attributes and tables (hdf5-layout.ts). Statistics that are functions of the
+ * rounds and are not in the tree (the estimated energy summary, the region summary) are
+ * computed from the rounds read, as the monitor computes them.
+ */
+class TreeReader {
+  constructor(private readonly h5: H5) {}
+
+  group(parent: Group, name: string): Group {
+    const g = parent.get(name);
+    if (!(g instanceof this.h5.Group)) throw new TreeError(`no group ${parent.path}/${name}`);
+    return g;
+  }
+
+  dataset(parent: Group, name: string): Dataset {
+    const d = parent.get(name);
+    if (!(d instanceof this.h5.Dataset)) throw new TreeError(`no dataset ${parent.path}/${name}`);
+    return d;
+  }
+
+  /** The group's only child (the first when there are several: perun keeps history). */
+  firstChild(parent: Group): Group {
+    const name = parent.keys()[0];
+    if (name === undefined) throw new TreeError(`${parent.path} is empty`);
+    return this.group(parent, name);
+  }
+
+  children(parent: Group): Group[] {
+    return parent.keys().map((k) => this.group(parent, k));
+  }
+
+  optionalGroup(parent: Group, name: string): Group | undefined {
+    return parent.get(name) === null ? undefined : this.group(parent, name);
+  }
+
+  numbers(parent: Group, name: string): number[] {
+    const value = this.dataset(parent, name).value;
+    if (!ArrayBuffer.isView(value)) throw new TreeError(`${parent.path}/${name} is not numeric`);
+    return Array.from(value as ArrayLike<number | bigint>, Number);
+  }
+
+  strings(parent: Group, name: string): string[] {
+    const value = this.dataset(parent, name).value;
+    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+      throw new TreeError(`${parent.path}/${name} is not text`);
+    return value;
+  }
+
+  /** The value of a perun Metric (`metrics/<NAME>` attribute `value`); undefined when absent. */
+  metric(node: Group, metric: string): number | undefined {
+    const m = this.optionalGroup(this.group(node, 'metrics'), metricGroupName(metric));
+    return m && num(attrsOf(m), 'value', m.path);
+  }
+
+  requiredMetric(node: Group, metric: string): number {
+    const v = this.metric(node, metric);
+    if (v === undefined) throw new TreeError(`no ${metricGroupName(metric)} metric in ${node.path}`);
+    return v;
+  }
+
+  /** A perun Stats metric. */
+  stats(node: Group, metric: string): Stat {
+    const m = this.group(this.group(node, 'metrics'), metricGroupName(metric));
+    const a = attrsOf(m);
+    const of = (k: string) => requiredNum(a, k, m.path);
+    return { mean: of('mean'), std: of('std'), min: of('min'), max: of('max'), sum: of('sum') };
+  }
+
+  report(file: Group): Report {
+    const app = this.firstChild(file);
+    const multi = this.firstChild(this.group(app, 'nodes'));
+    const attrs = attrsOf(multi);
+    const runs = this.children(this.group(multi, 'nodes'));
+    if (runs.length === 0) throw new TreeError(`${multi.path} has no rounds`);
+    const firstHost = this.firstChild(this.group(runs[0]!, 'nodes'));
+    const series = this.series(firstHost);
+    const rounds = runs.map((run) => this.round(run, series));
+    const summaryOf = (metric: string) => this.stats(multi, metric);
+    return {
+      kind: 'joulegate-report',
+      version: 1,
+      app: text(attrs, MULTI_RUN_ATTRS.appName, multi.path),
+      runId: idOf(multi),
+      failed: text(attrs, MULTI_RUN_ATTRS.failed, multi.path) === 'true',
+      failure: text(attrs, MULTI_RUN_ATTRS.failure, multi.path),
+      created: text(attrs, MULTI_RUN_ATTRS.created, multi.path),
+      host: idOf(firstHost),
+      metadata: textAttrsExcept(attrsOf(runs[0]!), Object.values(RUN_ATTRS)),
+      config: textAttrsExcept(attrs, Object.values(MULTI_RUN_ATTRS)),
+      samplingPeriod: requiredNum(attrs, MULTI_RUN_ATTRS.samplingPeriod, multi.path),
+      priceUnit: text(attrs, MULTI_RUN_ATTRS.priceUnit, multi.path),
+      series,
+      sources: this.sources(firstHost, series),
+      unavailable: this.diagnostics(multi),
+      warmupRounds: requiredNum(attrs, MULTI_RUN_ATTRS.warmupRounds, multi.path),
+      rounds,
+      summary: {
+        runtime: summaryOf('runtime'),
+        energy: summaryOf('energy'),
+        power: summaryOf('power'),
+        estimated_energy: stat(rounds.map((r) => r.metrics.host.estimatedEnergy)),
+        co2: summaryOf('co2'),
+        money: summaryOf('money'),
+      },
+      regions: summarizeRegions(rounds.map((r) => r.metrics)),
+    };
+  }
+
+  /** The sensors of a host, in the report's series order. */
+  series(host: Group): SeriesSpec[] {
+    const placed = this.children(this.group(host, 'nodes')).flatMap((dg) =>
+      this.children(this.group(dg, 'nodes')).map((sensor) => {
+        const a = attrsOf(sensor);
+        const field = (name: string) => text(a, name, sensor.path);
+        const direction = optionalText(a, SENSOR_ATTRS.direction, sensor.path) as SeriesSpec['direction'];
+        const spec: SeriesSpec = {
+          id: idOf(sensor),
+          signal: field(SENSOR_ATTRS.signal),
+          domain: field(SENSOR_ATTRS.domain),
+          index: requiredNum(a, SENSOR_ATTRS.index, sensor.path),
+          group: idOf(dg) as DeviceGroup,
+          kind: field(SENSOR_ATTRS.kind) as SeriesKind,
+          backend: field(SENSOR_ATTRS.backend),
+          ...(direction ? { direction } : {}),
+        };
+        return { position: requiredNum(a, SENSOR_ATTRS.position, sensor.path), spec };
+      }),
+    );
+    return placed.sort((a, b) => a.position - b.position).map((p) => p.spec);
+  }
+
+  sensorData(host: Group, s: SeriesSpec): Group {
+    const dg = this.group(this.group(host, 'nodes'), s.group);
+    return this.group(this.group(this.group(dg, 'nodes'), nodeName(s.id)), 'raw_data');
+  }
+
+  /** How each group's energy is measured, in the order its group first appears in the series. */
+  sources(host: Group, series: readonly SeriesSpec[]): SourceInfo[] {
+    const devices = this.group(host, 'nodes');
+    return [...new Set(series.map((s) => s.group))].flatMap((group) => {
+      const dg = this.optionalGroup(devices, group);
+      const a = dg ? attrsOf(dg) : {};
+      if (!dg || a[SOURCE_ATTRS.detail] === undefined) return [];
+      const seriesIds = a[SOURCE_ATTRS.series];
+      if (!Array.isArray(seriesIds)) throw new TreeError(`${dg.path}: ${SOURCE_ATTRS.series} is not a list`);
+      const wattsPerUnit = num(a, SOURCE_ATTRS.wattsPerUnit, dg.path);
+      return [
+        {
+          group,
+          method: text(a, SOURCE_ATTRS.method, dg.path) as EnergyMethod,
+          series: seriesIds.map(String),
+          detail: text(a, SOURCE_ATTRS.detail, dg.path),
+          ...(wattsPerUnit === undefined ? {} : { wattsPerUnit }),
+        },
+      ];
+    });
+  }
+
+  diagnostics(multi: Group): Diagnostic[] {
+    const table = this.optionalGroup(multi, TABLES.unavailable);
+    if (!table) return [];
+    const backend = this.strings(table, 'backend');
+    const signal = this.strings(table, 'signal');
+    const reason = this.strings(table, 'reason');
+    return backend.map((b, i) => ({ backend: b, signal: signal[i] || undefined, reason: reason[i]! }));
+  }
+
+  round(run: Group, series: readonly SeriesSpec[]): RoundReport {
+    const a = attrsOf(run);
+    const host = this.firstChild(this.group(run, 'nodes'));
+    const data = series.map((s) => this.sensorData(host, s));
+    const exit: AppExit = {
+      status: requiredNum(a, RUN_ATTRS.exitStatus, run.path),
+      code: requiredNum(a, RUN_ATTRS.exitCode, run.path),
+      signal: text(a, RUN_ATTRS.exitSignal, run.path),
+    };
+    const problems = this.optionalGroup(run, TABLES.problems);
+    const metrics: HostMetrics = {
+      runtime: this.requiredMetric(run, 'runtime'),
+      energy: this.requiredMetric(host, 'energy'),
+      power: this.requiredMetric(run, 'power'),
+      estimatedEnergy: num(a, RUN_ATTRS.estimatedEnergy, run.path) ?? Number.NaN,
+      estimatedPower: num(a, RUN_ATTRS.estimatedPower, run.path) ?? Number.NaN,
+      facilityEnergy: this.requiredMetric(run, 'energy'),
+      co2: this.requiredMetric(run, 'co2'),
+      money: this.requiredMetric(run, 'money'),
+      groups: this.groups(host),
+    };
+    return {
+      id: idOf(run),
+      exit,
+      overruns: requiredNum(a, RUN_ATTRS.overruns, run.path),
+      times: data[0] ? this.numbers(data[0], 'timesteps') : [],
+      values: data.map((d) => this.numbers(d, 'values')),
+      events: this.events(run),
+      metrics: {
+        host: metrics,
+        regions: this.calls(run),
+        problems: problems ? this.strings(problems, 'text') : [],
+      },
+    };
+  }
+
+  /** Each device group's metrics; a group holding nothing but sensors has none. */
+  groups(host: Group): Partial<Record<DeviceGroup, GroupMetrics>> {
+    const out: Partial<Record<DeviceGroup, GroupMetrics>> = {};
+    for (const dg of this.children(this.group(host, 'nodes'))) {
+      const group = idOf(dg) as DeviceGroup;
+      const a = attrsOf(dg);
+      const method = optionalText(a, SOURCE_ATTRS.method, dg.path) as EnergyMethod | undefined;
+      const value = (key: (typeof GROUP_VALUE_KEYS)[number]) => {
+        const place = groupValuePlace(group, key, method);
+        return place.metric ? this.metric(dg, place.metric) : num(a, place.attribute, dg.path);
+      };
+      const gm: GroupMetrics = {
+        energy: value('energy') ?? Number.NaN,
+        power: value('power') ?? Number.NaN,
+        method,
+        coverage: num(a, SOURCE_ATTRS.coverage, dg.path),
+        util: value('util'),
+        memory: value('memory'),
+        readBytes: value('readBytes'),
+        writeBytes: value('writeBytes'),
+      };
+      const measured = [gm.method, gm.util, gm.memory, gm.readBytes, gm.writeBytes].some(
+        (v) => v !== undefined,
+      );
+      if (measured || !Number.isNaN(gm.energy) || !Number.isNaN(gm.power)) out[group] = gm;
+    }
+    return out;
+  }
+
+  events(run: Group): RegionEvent[] {
+    const table = this.optionalGroup(run, TABLES.events);
+    if (!table) return [];
+    const name = this.strings(table, 'name');
+    const kind = this.strings(table, 'kind');
+    const t = this.numbers(table, 't');
+    return name.map((n, i) => ({ name: n, kind: kind[i] as RegionEvent['kind'], t: t[i]! }));
+  }
+
+  /**
+   * Region calls: the region_calls table in call order, each call's start and stop the next
+   * pair of perun's `regions/<name>/raw_data/0`.
+   */
+  calls(run: Group): RegionCallMetrics[] {
+    const table = this.optionalGroup(run, TABLES.calls);
+    if (!table) return [];
+    const times = new Map<string, number[]>();
+    for (const region of this.children(this.group(run, 'regions')))
+      times.set(idOf(region), this.numbers(this.group(region, 'raw_data'), '0'));
+    const used = new Map<string, number>();
+    const column = (name: string) => this.numbers(table, name);
+    const optionalColumn = (name: string) => (table.get(name) === null ? undefined : column(name));
+    const [depth, open, energy, power, estimated] = [
+      'depth',
+      'open',
+      'energy',
+      'power',
+      'estimated_energy',
+    ].map(column) as [number[], number[], number[], number[], number[]];
+    const cpuUtil = optionalColumn('cpu_util');
+    const gpuUtil = optionalColumn('gpu_util');
+    const groupEnergy = table
+      .keys()
+      .filter((k) => k.startsWith(GROUP_ENERGY_COLUMN))
+      .map((k) => [k.slice(GROUP_ENERGY_COLUMN.length) as DeviceGroup, column(k)] as const);
+    return this.strings(table, 'name').map((name, i) => {
+      const k = used.get(name) ?? 0;
+      used.set(name, k + 1);
+      const [start, stop] = [times.get(name)?.[2 * k], times.get(name)?.[2 * k + 1]];
+      if (start === undefined || stop === undefined)
+        throw new TreeError(`${run.path}/regions: no start and stop for call ${k + 1} of ${name}`);
+      return {
+        name,
+        start,
+        stop,
+        depth: depth[i]!,
+        open: open[i] !== 0,
+        runtime: stop - start,
+        energy: energy[i]!,
+        power: power[i]!,
+        estimatedEnergy: estimated[i]!,
+        groupEnergy: Object.fromEntries(groupEnergy.map(([g, values]) => [g, values[i]!])),
+        cpuUtil: cpuUtil?.[i],
+        gpuUtil: gpuUtil?.[i],
+      };
+    });
+  }
+}
+
+/** Attribute values in creation order. */
+function attrsOf(node: Node): Attrs {
+  return Object.fromEntries(Object.entries(node.attrs).map(([k, a]) => [k, a.value]));
+}
+
+/** A node's id: its name, or the `id` attribute where the name had to change. */
+function idOf(node: Group): string {
+  const id = attrsOf(node).id;
+  return typeof id === 'string' ? id : node.path.slice(node.path.lastIndexOf('/') + 1);
+}
+
+function optionalText(a: Attrs, name: string, where: string): string | undefined {
+  const v = a[name];
+  if (v !== undefined && typeof v !== 'string')
+    throw new TreeError(`${where}: attribute ${name} is not text`);
+  return v;
+}
+
+function text(a: Attrs, name: string, where: string): string {
+  const v = optionalText(a, name, where);
+  if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
+  return v;
+}
+
+function num(a: Attrs, name: string, where: string): number | undefined {
+  const v = a[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' && typeof v !== 'bigint')
+    throw new TreeError(`${where}: attribute ${name} is not a number`);
+  return Number(v);
+}
+
+function requiredNum(a: Attrs, name: string, where: string): number {
+  const v = num(a, name, where);
+  if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
+  return v;
+}
+
+/** The text attributes that are not joulegate's own (metadata on a RUN, config on a MULTI_RUN). */
+function textAttrsExcept(a: Attrs, own: readonly string[]): Record<string, string> {
+  const skip = new Set([...own, 'type', 'id']);
+  return Object.fromEntries(
+    Object.entries(a).filter((e): e is [string, string] => !skip.has(e[0]) && typeof e[1] === 'string'),
+  );
+}
+
+/** The HDF5 format signature, at 0 or after a user block of 512, 1024, 2048, … bytes. */
+const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * Refuses a file that is not HDF5 before the library sees it: HDF5 would print its error
+ * stack for it and hand back an unusable file.
+ */
+function checkSignature(path: string): void {
+  const head = Buffer.alloc(1 << 16);
+  let length: number;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      length = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    throw new JoulegateError(`cannot read ${path}: ${errorMessage(err)}`);
+  }
+  for (let at = 0; at + SIGNATURE.length <= length; at = at === 0 ? 512 : at * 2)
+    if (head.subarray(at, at + SIGNATURE.length).equals(SIGNATURE)) return;
+  throw new ParseError(`${path}: not an HDF5 file`);
+}
+
+/** Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree. */
+export async function readHdf5(path: string): Promise<Report> {
+  checkSignature(path);
+  const h5 = await loadH5();
+  let file: InstanceType<H5['File']>;
+  try {
+    file = new h5.File(path, 'r');
+  } catch (err) {
+    throw new ParseError(`${path}: not a readable HDF5 file (${errorMessage(err)})`);
+  }
+  try {
+    return new TreeReader(h5).report(file);
+  } catch (err) {
+    if (err instanceof TreeError)
+      throw new ParseError(`${path}: not a joulegate HDF5 report: ${err.message}`);
+    throw err;
+  } finally {
+    file.close();
+  }
+}
