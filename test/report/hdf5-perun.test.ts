@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/report-model.js';
 import { run, runCli } from '../helpers/cli.js';
+import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, FIXTURES, tempDir } from '../helpers/tmp.js';
 
 /**
@@ -60,18 +61,23 @@ async function monitor(root: string, out: string, extra: string[], command: stri
 describe("HDF5 reports as perun's importer reads them", () => {
   it('RAPL counters, two rounds, nested regions: every node, metric, sensor and region', async () => {
     const out = tempDir();
+    const root = copyFixture('energy/amd-epyc');
     const app = join(out, 'app.mjs');
+    // The fixture's CPUs are busy half the time (its /proc/stat changes as the app runs).
     writeFileSync(
       app,
-      `import { measure, region } from ${JSON.stringify(INDEX)};
+      `${tickerSource(paddedStat(root), 1, 1)}
+import { measure, region } from ${JSON.stringify(INDEX)};
+startTicking(5);
 const outer = region('outer');
-await measure('step', () => { const end = Date.now() + 30; while (Date.now() < end); });
+await measure('step', () => new Promise((r) => setTimeout(r, 30)));
 await measure('step', () => new Promise((r) => setTimeout(r, 40)));
 outer.end();
+stopTicking();
 `,
     );
     const report = await monitor(
-      copyFixture('energy/amd-epyc'),
+      root,
       out,
       ['--sampling-period', '0.02', '--rounds', '2', '--app-name', 'h5app', '--run-id', 'mr1'],
       [process.execPath, app],
@@ -119,9 +125,8 @@ outer.end();
       same(step.metrics.N_RUNS!.mean, 2);
       same(step.metrics.RUNTIME!.sum, steps[0]!.runtime + steps[1]!.runtime);
       same(step.metrics.ENERGY!.sum, steps[0]!.energy + steps[1]!.energy);
-      // No GPU here; the CPU utilisation comes from the host's own CPU times (the fixture has no
-      // /proc/stat), so every call has one.
-      assert.ok(steps.every((c) => Number.isFinite(c.cpuUtil!)));
+      // No GPU here; the CPU utilisation comes from the fixture's /proc/stat: 50 % in every call.
+      for (const c of steps) assert.ok(Math.abs(c.cpuUtil! - 50) < 1e-9, `cpu util ${c.cpuUtil} %`);
       same(step.metrics.CPU_UTIL!.sum, steps[0]!.cpuUtil! + steps[1]!.cpuUtil!);
       same(step.metrics.GPU_UTIL!.mean, Number.NaN);
       assert.deepEqual(
@@ -133,12 +138,17 @@ outer.end();
 
   it('estimated CPU power never appears as a perun CPU_ENERGY or CPU_POWER metric', async () => {
     const out = tempDir();
+    const root = copyFixture('vm-1s4c');
+    const app = join(out, 'app.mjs');
+    writeFileSync(
+      app,
+      `${tickerSource(paddedStat(root), 1, 3)}\nstartTicking(10);\nsetTimeout(stopTicking, 200);\n`,
+    );
     const report = await monitor(
-      copyFixture('vm-1s4c'),
+      root,
       out,
-      // The fixture's /proc/stat never changes: the host's own CPU times give the utilisation.
-      ['--sampling-period', '0.05', '--estimate-tdp', '100', '--exclude-backends', 'PROCFS'],
-      ['sleep', '0.2'],
+      ['--sampling-period', '0.05', '--estimate-tdp', '100'],
+      [process.execPath, app],
     );
     const cpuGroup = report.rounds[0]!.metrics.host.groups.cpu!;
     assert.equal(cpuGroup.method, 'estimated', 'this fixture has no energy source: CPU power is estimated');
