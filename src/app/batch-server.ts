@@ -10,8 +10,9 @@ import { readFileSync } from 'node:fs';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
 import { BatchServer } from '../batch/server.js';
-import { processExists, type ServerReport } from '../ipc/batch/protocol.js';
+import type { ServerReport } from '../ipc/batch/protocol.js';
 import { errorMessage } from '../platform/errors.js';
+import { processExists } from '../platform/process.js';
 import * as z from '../platform/validation.js';
 
 const requestSchema = z.object({ name: z.string(), domain: z.int(), idx: z.int() });

@@ -1,9 +1,9 @@
 import type { Aggregation } from '../platform/aggregation.js';
-import type { BackendContext, SignalSpec } from '../platform/backend.js';
+import type { BackendContext } from '../platform/backend.js';
 import { DomainType } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import { FormatType } from '../platform/format.js';
-import type { Behavior, Units } from '../platform/signal-info.js';
+import type { Behavior, SignalSpec, Units } from '../platform/signal-info.js';
 import { type ControlDef, type SignalDef, TableBackend } from '../platform/table-backend.js';
 import { BackendUnavailableError } from './registry.js';
 import { GpuUnsupportedError, type VendorLibrary } from './vendor-library.js';

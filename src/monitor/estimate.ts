@@ -1,4 +1,3 @@
-import { cpus } from 'node:os';
 import type { Estimator } from './metrics.js';
 
 /**
@@ -25,15 +24,15 @@ export interface EstimateSettings {
 }
 
 /**
- * Full-load watts of the CPUs this host sees: the visible share of the package TDP. Undefined
- * when neither the configuration nor the table knows the model.
+ * Full-load watts of the `visible` CPUs of a `model` (see hostCpus): their share of the package
+ * TDP. Undefined when neither the configuration nor the table knows the model.
  */
 export function cpuEstimator(
   settings: EstimateSettings,
-  model = cpus()[0]?.model ?? '',
-  visible = cpus().length,
+  model: string | undefined,
+  visible: number,
 ): Estimator | undefined {
-  const row = TDP_TABLE.find((r) => r.model.test(model));
+  const row = model === undefined ? undefined : TDP_TABLE.find((r) => r.model.test(model));
   const tdp = settings.tdp > 0 ? settings.tdp : row?.tdp;
   if (tdp === undefined) return undefined;
   const threads = settings.threads > 0 ? settings.threads : (row?.threads ?? visible);
@@ -41,6 +40,6 @@ export function cpuEstimator(
   const source =
     settings.tdp > 0
       ? `configured TDP ${tdp} W × ${visible}/${threads} threads`
-      : `TDP table (${row!.model.source}: ${tdp} W) × ${visible}/${threads} threads of "${model.trim()}"`;
+      : `TDP table (${row!.model.source}: ${tdp} W) × ${visible}/${threads} threads of "${model}"`;
   return { fullLoadWatts: tdp * share, source };
 }

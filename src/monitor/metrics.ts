@@ -1,15 +1,14 @@
 import {
   amountWithin,
-  counterIncrease,
-  counterSegments,
   covered,
-  meanStd,
   type Segment,
   stepSegments,
   timeWeightedMean,
   total,
   trapezoidSegments,
-} from './energy.js';
+} from '../platform/integration.js';
+import { type Summary, summarize } from '../platform/statistics.js';
+import { counterIncrease, counterSegments } from './energy.js';
 import { pairRegionEvents, type RegionCall, type RegionEvent } from './regions-pairing.js';
 import type { SampleSet } from './sampler.js';
 import { DEVICE_GROUPS, type DeviceGroup, type EnergyMethod, type SeriesSpec } from './signals.js';
@@ -277,27 +276,14 @@ export function roundMetrics(
   return { host, regions, problems };
 }
 
-export interface Stat {
-  mean: number;
-  std: number;
-  min: number;
-  max: number;
-  sum: number;
-}
+/** Statistics of one quantity across rounds or calls (platform/statistics.ts's rule). */
+export type Stat = Pick<Summary, 'mean' | 'std' | 'min' | 'max' | 'sum'>;
 
 /** Mean ± std (and min, max, sum) of one quantity across rounds or calls; gaps skipped. */
 export function stat(values: readonly number[]): Stat {
-  const finite = values.filter(Number.isFinite);
-  const { mean, std } = meanStd(finite);
-  return {
-    mean,
-    std,
-    // reduce, not Math.min(...xs): a region measured per training step has millions of calls,
-    // and spreading that many arguments overflows the stack.
-    min: finite.length ? finite.reduce((a, b) => Math.min(a, b)) : Number.NaN,
-    max: finite.length ? finite.reduce((a, b) => Math.max(a, b)) : Number.NaN,
-    sum: finite.length ? finite.reduce((a, b) => a + b, 0) : Number.NaN,
-  };
+  // ±Infinity (a rate over no time) is as unknown as NaN here.
+  const { mean, std, min, max, sum } = summarize(values.filter(Number.isFinite));
+  return { mean, std, min, max, sum };
 }
 
 export interface RegionSummary {

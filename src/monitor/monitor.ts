@@ -1,17 +1,18 @@
 import { constants, hostname } from 'node:os';
+import type { Diagnostic } from '../platform/backend.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { clockMs } from './clock.js';
 import { flattenConfig, regexesOf } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { cpuEstimator } from './estimate.js';
 import { type Logger, SILENT } from './log.js';
-import { collectMetadata } from './metadata.js';
+import { collectMetadata, hostCpus } from './metadata.js';
 import { type Estimator, type RoundMetrics, roundMetrics, stat, summarizeRegions } from './metrics.js';
 import { ProgressLine } from './progress.js';
 import type { Report, RoundReport, SourceInfo } from './report-model.js';
 import { runApp } from './run-app.js';
-import { Sampler, type SampleSet, SamplingLoop } from './sampler.js';
-import { type SeriesSpec, selectSeries } from './signals.js';
+import { NAN_READ, Sampler, type SampleSet, SamplingLoop, whyNoValue } from './sampler.js';
+import { type SeriesSpec, selectSeries, seriesLabel } from './signals.js';
 
 export interface MonitorOptions {
   command: string[];
@@ -30,16 +31,6 @@ export interface MonitorResult {
 }
 
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-
-const HOST_CPU_SERIES: SeriesSpec = {
-  id: 'HOST_CPU_UTILIZATION',
-  signal: 'os.cpus()',
-  domain: 'board',
-  index: 0,
-  group: 'cpu',
-  kind: 'util',
-  backend: 'monitor',
-};
 
 function describeSources(series: readonly SeriesSpec[], estimator: Estimator | undefined): SourceInfo[] {
   const out: SourceInfo[] = [];
@@ -89,13 +80,8 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     includeBackends: regexesOf(config.monitor.include_backends),
     excludeBackends: regexesOf(config.monitor.exclude_backends),
   });
-  const series = [...selection.series];
-  let hostCpu = -1;
-  if (!series.some((s) => s.group === 'cpu' && s.kind === 'util')) {
-    hostCpu = series.length;
-    series.push(HOST_CPU_SERIES);
-  }
-  const sampler = new Sampler(pio, series, hostCpu, (id, reason) =>
+  const series = selection.series;
+  const sampler = new Sampler(pio, series, (id, reason) =>
     log.warning(`${id}: read failed (${reason}); its samples are gaps until it reads again`),
   );
   log.info(
@@ -107,10 +93,12 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       log.debug(`series ${s.id}: ${s.signal} ${s.domain} ${s.index} (${s.backend}, ${s.group} ${s.kind})`);
   for (const d of pio.diagnostics())
     log.info(`not available: ${d.backend}${d.signal ? ` ${d.signal}` : ''}: ${d.reason}`);
-  const estimator = cpuEstimator({
-    tdp: config.monitor.estimate_tdp,
-    threads: config.monitor.estimate_threads,
-  });
+  const cpus = hostCpus(pio);
+  const estimator = cpuEstimator(
+    { tdp: config.monitor.estimate_tdp, threads: config.monitor.estimate_threads },
+    cpus.model,
+    cpus.count,
+  );
   const post = {
     powerOverhead: config['post-processing'].power_overhead,
     pue: config['post-processing'].pue,
@@ -205,20 +193,16 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   }
   const unavailable = [
     ...pio.diagnostics(),
-    ...[...sampler.errors].map(([signal, reason]) => ({
-      backend: 'monitor',
-      signal,
-      reason: `read failed: ${reason}`,
-    })),
+    ...(await unsampled(pio, sampler, selection.notes)),
     ...selection.notes.map((reason) => ({ backend: 'monitor', reason })),
   ];
   if (!series.some((s) => s.kind === 'energy' || s.kind === 'power')) {
-    unavailable.push({
-      backend: 'monitor',
-      reason: estimator
-        ? 'no energy or power source on this host: CPU power is estimated from utilisation and shown separately'
-        : 'no energy or power source on this host and no TDP known for this CPU (set [monitor] estimate_tdp)',
-    });
+    const none = 'no energy or power source on this host';
+    let reason = `${none} and no TDP known for this CPU (set [monitor] estimate_tdp)`;
+    if (!series.some((s) => s.group === 'cpu' && s.kind === 'util'))
+      reason = `${none}, and no CPU utilisation to estimate from`;
+    else if (estimator) reason = `${none}: CPU power is estimated from utilisation and shown separately`;
+    unavailable.push({ backend: 'monitor', reason });
   }
   const m = rounds.map((r) => r.metrics.host);
   const report: Report = {
@@ -250,6 +234,33 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     regions: summarizeRegions(rounds.map((r) => r.metrics)),
   };
   return { report, status };
+}
+
+/**
+ * What the report lacks and why: series that never gave a value, read failures of the others,
+ * and CPU utilisation when nothing offers it (it comes from PROCFS's /proc/stat through
+ * PlatformIO, so it is never invented from another source).
+ */
+async function unsampled(pio: PlatformIO, sampler: Sampler, notes: readonly string[]): Promise<Diagnostic[]> {
+  const out: Diagnostic[] = [];
+  const never = sampler.withoutValue();
+  for (const s of never) {
+    const failure = sampler.errors.get(s.id);
+    const why = failure !== undefined && failure !== NAN_READ ? failure : await whyNoValue(pio, s);
+    out.push({ backend: 'monitor', signal: s.id, reason: `${seriesLabel(s)} unavailable: ${why}` });
+  }
+  for (const [signal, reason] of sampler.errors) {
+    if (!never.some((s) => s.id === signal))
+      out.push({ backend: 'monitor', signal, reason: `read failed: ${reason}` });
+  }
+  if (!sampler.series.some((s) => s.group === 'cpu' && s.kind === 'util')) {
+    const why =
+      notes.find((n) => n.includes('CPU_UTILIZATION')) ??
+      pio.diagnostics().find((d) => d.backend === 'PROCFS' && d.signal === undefined)?.reason ??
+      'no backend offers CPU_UTILIZATION';
+    out.push({ backend: 'monitor', reason: `CPU utilisation unavailable: ${why}` });
+  }
+  return out;
 }
 
 function appNameOf(command: readonly string[]): string {

@@ -1,3 +1,4 @@
+import { step, trapezoid } from '../platform/integration.js';
 import type { SampleSet } from './sampler.js';
 import type { SeriesSpec } from './signals.js';
 
@@ -38,18 +39,21 @@ export class ProgressLine {
     return this.specs.some((s) => s.kind === 'energy' || s.kind === 'power');
   }
 
+  /** Joules in the interval ending at sample k; intervals next to a gap add nothing. */
   private intervalEnergy(data: SampleSet, k: number): number {
-    const dt = data.times[k]! - data.times[k - 1]!;
+    const t0 = data.times[k - 1]!;
+    const t1 = data.times[k]!;
+    const estimate = !this.measured() && this.fullLoadWatts;
     let e = 0;
     this.specs.forEach((s, i) => {
+      if (s.group === 'board') return;
       const a = data.values[i]![k - 1]!;
       const b = data.values[i]![k]!;
-      if (!Number.isFinite(a) || !Number.isFinite(b)) return;
-      if (s.kind === 'energy' && s.group !== 'board') e += Math.max(0, b - a);
-      else if (s.kind === 'power' && s.group !== 'board') e += ((a + b) / 2) * dt;
-      else if (!this.measured() && s.kind === 'util' && s.group === 'cpu' && this.fullLoadWatts) {
-        e += ((a + b) / 2) * this.fullLoadWatts * dt;
-      }
+      let joules = Number.NaN;
+      if (s.kind === 'energy' && Number.isFinite(a)) joules = Math.max(0, b - a);
+      else if (s.kind === 'power') joules = trapezoid(t0, a, t1, b);
+      else if (estimate && s.kind === 'util' && s.group === 'cpu') joules = step(t0, t1, b) * estimate;
+      if (Number.isFinite(joules)) e += joules;
     });
     return e;
   }

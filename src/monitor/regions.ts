@@ -64,14 +64,17 @@ function startStandalone(): Standalone {
   const originMs = clockMs();
   const s: Standalone = { originMs, events: [], ready: Promise.resolve(undefined) };
   s.ready = (async () => {
-    const [{ openPlatform }, { Sampler, SamplingLoop }, { selectSeries }, { cpuEstimator }] =
+    const [{ openPlatform }, { Sampler, SamplingLoop }, { selectSeries }, { cpuEstimator }, { hostCpus }] =
       await Promise.all([
         import('../backends/open-platform.js'),
         import('./sampler.js'),
         import('./signals.js'),
         import('./estimate.js'),
+        import('./metadata.js'),
       ]);
     const pio = await openPlatform();
+    const cpus = hostCpus(pio);
+    const estimator = cpuEstimator({ tdp: 0, threads: 0 }, cpus.model, cpus.count);
     const series = selectSeries(pio).series;
     const sampler = new Sampler(pio, series);
     const data = { originMs, times: [] as number[], values: series.map(() => [] as number[]) };
@@ -85,7 +88,6 @@ function startStandalone(): Standalone {
         await pio.close();
         const runtime = (clockMs() - originMs) / 1000;
         const post = { powerOverhead: 0, pue: 1, emissionsFactor: 0, priceFactor: 0 };
-        const estimator = cpuEstimator({ tdp: 0, threads: 0 });
         return { metricsArgs: [series, data, runtime, s.events, post, estimator] };
       },
     };

@@ -1,9 +1,11 @@
-import { cpus } from 'node:os';
 import { parseDomain } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { clockMs } from './clock.js';
 import type { SeriesSpec } from './signals.js';
+
+/** Why a read failed when PlatformIO gave NaN without an error. */
+export const NAN_READ = 'read returned NaN';
 
 /** Samples of one run: timestamps (s since `originMs`) and one value array per series. */
 export interface SampleSet {
@@ -15,31 +17,32 @@ export interface SampleSet {
 /**
  * Reads a fixed set of series through PlatformIO's batch interface. A failed read is NaN, never
  * 0, and the first failure of each series is kept as a diagnostic.
+ *
+ * A series has no value before its first reading, and a rate (utilisation) before two
+ * readings that are apart in time: NaN before a series' first value means "no value yet", not a
+ * failure. A series that never gives a value is reported by `withoutValue()`.
  */
 export class Sampler {
   readonly errors = new Map<string, string>();
-  private handles: number[] = [];
-  private cpuTimes: { busy: number; total: number } | undefined;
+  private readonly handles: number[];
+  private readonly hasValue: boolean[];
   private reads = 0;
 
   constructor(
     private readonly pio: PlatformIO,
     readonly series: SeriesSpec[],
-    /** Adds an `os.cpus()` utilisation series when no backend offers CPU_UTILIZATION. */
-    private readonly hostCpuSeries = -1,
     /** Told of the first failed read of each series, when it happens. */
     private readonly onFirstFailure?: (id: string, reason: string) => void,
   ) {
-    this.handles = series.map((s, i) =>
-      i === hostCpuSeries ? -1 : pio.pushSignal(s.signal, parseDomain(s.domain), s.index),
-    );
+    this.handles = series.map((s) => pio.pushSignal(s.signal, parseDomain(s.domain), s.index));
+    this.hasValue = series.map(() => false);
   }
 
   /** One reading of every series, stamped with the middle of the read on the shared clock. */
   async read(into: SampleSet): Promise<void> {
     const before = clockMs();
     let batchError: string | undefined;
-    if (this.handles.some((h) => h >= 0)) {
+    if (this.handles.length > 0) {
       try {
         await this.pio.readBatch();
       } catch (err) {
@@ -49,46 +52,59 @@ export class Sampler {
     const after = clockMs();
     into.times.push(((before + after) / 2 - into.originMs) / 1000);
     this.handles.forEach((h, i) => {
-      into.values[i]!.push(i === this.hostCpuSeries ? this.hostCpuUtil() : this.sampleOne(h, i, batchError));
+      into.values[i]!.push(this.sampleOne(h, i, batchError));
     });
     this.reads++;
+  }
+
+  /** Series that have not given a single value in the reads so far (none before any read). */
+  withoutValue(): SeriesSpec[] {
+    return this.reads === 0 ? [] : this.series.filter((_s, i) => !this.hasValue[i]);
   }
 
   private sampleOne(handle: number, i: number, batchError: string | undefined): number {
     if (batchError !== undefined) return this.fail(i, batchError);
     try {
       const v = this.pio.sample(handle);
-      return Number.isFinite(v) ? v : this.fail(i, 'read returned NaN');
+      if (Number.isFinite(v)) {
+        this.hasValue[i] = true;
+        return v;
+      }
+      return this.noValue(i);
     } catch (err) {
       return this.fail(i, errorMessage(err));
     }
   }
 
+  private noValue(i: number): number {
+    const waiting = !this.hasValue[i] && (this.reads === 0 || this.series[i]!.kind === 'util');
+    return waiting ? Number.NaN : this.fail(i, NAN_READ);
+  }
+
   private fail(i: number, reason: string): number {
     const id = this.series[i]!.id;
-    // A rate signal (utilisation) has no value at its first read: that is not a failure.
-    const firstRead = this.reads === 0 && reason === 'read returned NaN';
-    if (!firstRead && !this.errors.has(id)) {
+    if (!this.errors.has(id)) {
       this.errors.set(id, reason);
       this.onFirstFailure?.(id, reason);
     }
     return Number.NaN;
   }
+}
 
-  /** Busy fraction of all CPUs since the previous call (NaN on the first). */
-  private hostCpuUtil(): number {
-    let busy = 0;
-    let total = 0;
-    for (const c of cpus()) {
-      const t = c.times;
-      const all = t.user + t.nice + t.sys + t.idle + t.irq;
-      total += all;
-      busy += all - t.idle;
-    }
-    const prev = this.cpuTimes;
-    this.cpuTimes = { busy, total };
-    if (!prev || total <= prev.total) return Number.NaN;
-    return (busy - prev.busy) / (total - prev.total);
+/**
+ * Why a series gives no value: a single read through PlatformIO names the cause (a missing or
+ * garbled file, a permission) where a batch read only gives NaN.
+ */
+export async function whyNoValue(pio: PlatformIO, s: SeriesSpec): Promise<string> {
+  try {
+    const v = await pio.readSignal(s.signal, parseDomain(s.domain), s.index);
+    if (!Number.isFinite(v)) return NAN_READ;
+    // It reads now: the run was too short for it.
+    return s.kind === 'util'
+      ? 'no sample had a value (a utilisation needs two samples at least one clock tick apart)'
+      : 'no sample had a value';
+  } catch (err) {
+    return errorMessage(err);
   }
 }
 

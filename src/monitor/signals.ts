@@ -164,3 +164,17 @@ export function selectSeries(pio: PlatformIO, filters: SelectionFilters = NO_FIL
 export function seriesUnit(kind: SeriesKind): string {
   return { energy: 'J', power: 'W', util: '', memory: 'B', bytes: 'B' }[kind];
 }
+
+const KIND_WORDS: Record<SeriesKind, string> = {
+  energy: 'energy',
+  power: 'power',
+  util: 'utilisation',
+  memory: 'memory use',
+  bytes: 'traffic',
+};
+
+/** What a series measures, in words: `CPU utilisation`, `GPU energy`. */
+export function seriesLabel(s: SeriesSpec): string {
+  const what = s.kind === 'bytes' && s.direction ? `${s.direction} traffic` : KIND_WORDS[s.kind];
+  return `${s.group.toUpperCase()} ${what}`;
+}

@@ -1,4 +1,9 @@
-/** Aggregation functions with GEOPM's enum order and NaN/empty rules (Agg.hpp). */
+import { summarize } from './statistics.js';
+
+/**
+ * Aggregation functions with GEOPM's enum order and NaN/empty rules (Agg.hpp); sum, average,
+ * min, max and stddev are statistics.ts's rule.
+ */
 export enum Aggregation {
   Sum = 0,
   Average = 1,
@@ -60,14 +65,8 @@ function commonOr(values: number[], fallback: number): number {
 type AggFn = (values: readonly number[]) => number;
 
 const FUNCTIONS: Record<Aggregation, AggFn> = {
-  [Aggregation.Sum]: (vs) => {
-    const f = finite(vs);
-    return f.length === 0 ? Number.NaN : f.reduce((a, b) => a + b, 0);
-  },
-  [Aggregation.Average]: (vs) => {
-    const f = finite(vs);
-    return f.length === 0 ? Number.NaN : f.reduce((a, b) => a + b, 0) / f.length;
-  },
+  [Aggregation.Sum]: (vs) => summarize(vs).sum,
+  [Aggregation.Average]: (vs) => summarize(vs).mean,
   [Aggregation.Median]: (vs) => {
     const f = finite(vs).sort((a, b) => a - b);
     if (f.length === 0) return Number.NaN;
@@ -89,21 +88,9 @@ const FUNCTIONS: Record<Aggregation, AggFn> = {
     const f = finite(vs);
     return f.length === 0 ? Number.NaN : f.some((v) => v !== 0) ? 1 : 0;
   },
-  [Aggregation.Min]: (vs) => {
-    const f = finite(vs);
-    return f.length === 0 ? Number.NaN : f.reduce((a, b) => Math.min(a, b));
-  },
-  [Aggregation.Max]: (vs) => {
-    const f = finite(vs);
-    return f.length === 0 ? Number.NaN : f.reduce((a, b) => Math.max(a, b));
-  },
-  [Aggregation.Stddev]: (vs) => {
-    const f = finite(vs);
-    if (f.length < 2) return Number.NaN;
-    const mean = f.reduce((a, b) => a + b, 0) / f.length;
-    const ss = f.reduce((a, v) => a + (v - mean) * (v - mean), 0);
-    return Math.sqrt(ss / (f.length - 1));
-  },
+  [Aggregation.Min]: (vs) => summarize(vs).min,
+  [Aggregation.Max]: (vs) => summarize(vs).max,
+  [Aggregation.Stddev]: (vs) => summarize(vs).std,
   [Aggregation.RegionHash]: (vs) => commonOr(finite(vs), REGION_HASH_UNMARKED),
   [Aggregation.RegionHint]: (vs) => commonOr(finite(vs), REGION_HINT_UNKNOWN),
   // select_first is the one function that does not filter NaN: it reports the first value as is.

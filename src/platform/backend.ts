@@ -65,14 +65,4 @@ export interface Backend {
   restoreControls(settings: readonly SavedControl[]): Promise<void>;
 }
 
-/** Static description of one signal or control in a table-driven backend. */
-export interface SignalSpec {
-  description: string;
-  domain: DomainType;
-  aggregation: Aggregation;
-  format: FormatType;
-  behavior: Behavior;
-  units: Units;
-}
-
 export type { Aggregation, Behavior, DomainType, FormatType, Units };

@@ -1,14 +1,17 @@
-import koffi from 'koffi';
+import { loadKoffi } from './ffi.js';
 
 /**
- * The few libc calls the batch protocol needs and Node's fs lacks: mmap for shared memory,
- * mkfifo for the status FIFOs, fcntl to switch a FIFO back to blocking mode, and the pthread
- * mutex initialisation GEOPM keeps in the first bytes of each shared buffer. The one-byte FIFO
- * messages also go through libc's read/write: fs.readSync/writeSync cost about 1.5 µs more per
- * call (libuv request setup), which doubled a batch round trip (bench/batch.ts).
- * Loaded lazily so that importing the batch modules costs nothing until a batch is used.
+ * The C library, loaded once (on first use, like koffi itself) with every function joulegate
+ * calls in it: what Node's fs and os lack.
+ * - Batch protocol: mmap/munmap for shared buffers, mkfifo and fcntl for the status FIFOs, the
+ *   process-shared pthread mutex GEOPM keeps at the start of each buffer, and read/write for
+ *   the one-byte FIFO messages (fs.readSync/writeSync cost about 1.5 µs more per call in libuv
+ *   request setup, which doubled a batch round trip: bench/batch.ts).
+ * - Client processes: getsid, and sysconf for the clock tick.
+ * - NSS user and group lookups (getpw*_r, getgr*_r, getgrouplist), so LDAP/SSSD users resolve
+ *   as they do at login.
  */
-interface Libc {
+export interface Libc {
   mmap(addr: null, length: number, prot: number, flags: number, fd: number, offset: number): unknown;
   munmap(addr: unknown, length: number): number;
   mkfifo(path: string, mode: number): number;
@@ -21,14 +24,35 @@ interface Libc {
   pthread_mutexattr_setpshared(attr: Buffer, pshared: number): number;
   pthread_mutexattr_destroy(attr: Buffer): number;
   pthread_mutex_init(mutex: unknown, attr: Buffer): number;
+  getsid(pid: number): number;
+  sysconf(name: number): number;
+  /** The *_r lookups fill `out` (a `struct passwd` / `struct group` as an object). */
+  getpwnam_r(name: string, out: object, buf: Buffer, len: number, result: unknown[]): number;
+  getpwuid_r(uid: number, out: object, buf: Buffer, len: number, result: unknown[]): number;
+  getgrnam_r(name: string, out: object, buf: Buffer, len: number, result: unknown[]): number;
+  getgrgid_r(gid: number, out: object, buf: Buffer, len: number, result: unknown[]): number;
+  getgrouplist(user: string, group: number, groups: Uint32Array, ngroups: number[]): number;
 }
 
-let libc: Libc | undefined;
+let loaded: Libc | undefined;
 
-function load(): Libc {
-  if (libc) return libc;
+export function libc(): Libc {
+  if (loaded) return loaded;
+  const koffi = loadKoffi();
   const lib = koffi.load('libc.so.6');
-  libc = {
+  koffi.struct('jg_passwd', {
+    pw_name: 'char *',
+    pw_passwd: 'char *',
+    pw_uid: 'uint32_t',
+    pw_gid: 'uint32_t',
+    pw_gecos: 'char *',
+    pw_dir: 'char *',
+    pw_shell: 'char *',
+  });
+  koffi.struct('jg_group', { gr_name: 'char *', gr_passwd: 'char *', gr_gid: 'uint32_t', gr_mem: 'void *' });
+  const nssLookup = (name: string, key: string, struct: string) =>
+    lib.func(`int ${name}(${key}, _Out_ ${struct} *out, uint8_t *buf, size_t len, _Out_ void **result)`);
+  loaded = {
     mmap: lib.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)'),
     munmap: lib.func('int munmap(void *addr, size_t length)'),
     mkfifo: lib.func('int mkfifo(const char *path, uint32_t mode)'),
@@ -41,8 +65,34 @@ function load(): Libc {
     pthread_mutexattr_setpshared: lib.func('int pthread_mutexattr_setpshared(void *attr, int pshared)'),
     pthread_mutexattr_destroy: lib.func('int pthread_mutexattr_destroy(void *attr)'),
     pthread_mutex_init: lib.func('int pthread_mutex_init(void *mutex, void *attr)'),
+    getsid: lib.func('int getsid(int pid)'),
+    sysconf: lib.func('long sysconf(int name)'),
+    getpwnam_r: nssLookup('getpwnam_r', 'const char *name', 'jg_passwd'),
+    getpwuid_r: nssLookup('getpwuid_r', 'uint32_t uid', 'jg_passwd'),
+    getgrnam_r: nssLookup('getgrnam_r', 'const char *name', 'jg_group'),
+    getgrgid_r: nssLookup('getgrgid_r', 'uint32_t gid', 'jg_group'),
+    getgrouplist: lib.func(
+      'int getgrouplist(const char *user, uint32_t group, _Out_ uint32_t *groups, _Inout_ int *ngroups)',
+    ),
   } as Libc;
-  return libc;
+  return loaded;
+}
+
+/** errno left by the last libc call on this thread. */
+export function lastErrno(): number {
+  return loadKoffi().errno();
+}
+
+/** The errno value called `name` (EINTR, EAGAIN, …) on this platform. */
+export function errnoValue(name: string): number {
+  const value = loadKoffi().os.errno[name];
+  if (value === undefined) throw new Error(`unknown errno name ${name}`);
+  return value;
+}
+
+function errnoName(errno: number): string {
+  for (const [name, value] of Object.entries(loadKoffi().os.errno)) if (value === errno) return name;
+  return `errno ${errno}`;
 }
 
 /** An error carrying the errno code name (EACCES, EEXIST, …) like Node's fs errors do. */
@@ -51,108 +101,9 @@ export class SystemCallError extends Error {
   readonly errno: number;
   constructor(call: string, path: string, errno: number) {
     const code = errnoName(errno);
-    super(`${call} ${path}: ${load().strerror(errno)} (${code})`);
+    super(`${call} ${path}: ${libc().strerror(errno)} (${code})`);
     this.name = 'SystemCallError';
     this.code = code;
     this.errno = errno;
-  }
-}
-
-function errnoName(errno: number): string {
-  for (const [name, value] of Object.entries(koffi.os.errno)) if (value === errno) return name;
-  return `errno ${errno}`;
-}
-
-const EINTR = koffi.os.errno.EINTR;
-
-/** read(2) or write(2) of `count` bytes, retried on EINTR; returns the count done (0: end of file). */
-function transfer(call: 'read' | 'write', fd: number, buf: Buffer, count: number): number {
-  const c = load();
-  for (;;) {
-    const n = c[call](fd, buf, count);
-    if (n >= 0) return n;
-    const errno = koffi.errno();
-    if (errno !== EINTR) throw new SystemCallError(call, `fd ${fd}`, errno);
-  }
-}
-
-export function readFd(fd: number, buf: Buffer, count: number): number {
-  return transfer('read', fd, buf, count);
-}
-
-export function writeFd(fd: number, buf: Buffer, count: number): number {
-  return transfer('write', fd, buf, count);
-}
-
-const PROT_READ = 0x1;
-const PROT_WRITE = 0x2;
-const MAP_SHARED = 0x1;
-/** mmap's MAP_FAILED, (void *)-1. */
-const MAP_FAILED = 0xffffffffffffffffn;
-
-/** A shared read/write mapping of a whole file; `bytes` is a view on the mapped memory. */
-export interface Mapping {
-  readonly bytes: ArrayBuffer;
-  /** The raw address, for libc calls that write into the mapping. */
-  readonly pointer: unknown;
-  unmap(): void;
-}
-
-export function mapShared(fd: number, length: number, what: string): Mapping {
-  const c = load();
-  const ptr = c.mmap(null, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (ptr === null || koffi.address(ptr) === MAP_FAILED)
-    throw new SystemCallError('mmap', what, koffi.errno());
-  let mapped = true;
-  return {
-    bytes: koffi.view(ptr, length),
-    pointer: ptr,
-    unmap() {
-      if (!mapped) return;
-      mapped = false;
-      c.munmap(ptr, length);
-    },
-  };
-}
-
-export function makeFifo(path: string, mode: number): void {
-  if (load().mkfifo(path, mode) !== 0) throw new SystemCallError('mkfifo', path, koffi.errno());
-}
-
-const F_GETFL = 3;
-const F_SETFL = 4;
-
-/** Clears O_NONBLOCK on an fd opened non-blocking only to avoid a deadlock at open time. */
-export function setBlocking(fd: number, nonblockFlag: number): void {
-  const c = load();
-  const flags = c.fcntl(fd, F_GETFL);
-  if (flags < 0 || c.fcntl(fd, F_SETFL, 'int', flags & ~nonblockFlag) < 0) {
-    throw new SystemCallError('fcntl', `fd ${fd}`, koffi.errno());
-  }
-}
-
-const PTHREAD_MUTEX_ERRORCHECK = 2;
-const PTHREAD_PROCESS_SHARED = 1;
-
-/**
- * Initialises a process-shared error-checking pthread mutex at the start of the mapping, as
- * GEOPM's SharedMemory does, so the header bytes match what its clients expect.
- */
-export function initSharedMutex(mapping: Mapping, what: string): void {
-  const c = load();
-  const attr = Buffer.alloc(64); // pthread_mutexattr_t is 4 or 8 bytes; room to spare
-  const calls: [string, () => number][] = [
-    ['pthread_mutexattr_init', () => c.pthread_mutexattr_init(attr)],
-    ['pthread_mutexattr_settype', () => c.pthread_mutexattr_settype(attr, PTHREAD_MUTEX_ERRORCHECK)],
-    ['pthread_mutexattr_setpshared', () => c.pthread_mutexattr_setpshared(attr, PTHREAD_PROCESS_SHARED)],
-    ['pthread_mutex_init', () => c.pthread_mutex_init(mapping.pointer, attr)],
-  ];
-  try {
-    for (const [name, call] of calls) {
-      const rc = call();
-      if (rc !== 0) throw new SystemCallError(name, what, rc);
-    }
-  } finally {
-    c.pthread_mutexattr_destroy(attr);
   }
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { loadKoffi } from './ffi.js';
+import { libc } from './libc.js';
 
 /**
  * Facts about client processes, always from the machine's real /proc (never the sysroot:
@@ -48,15 +48,34 @@ function readProc(pid: number, file: string): string | undefined {
   }
 }
 
+const isZombie = (status: string) => /^State:\s*Z/m.test(status);
+
 /** Identity of a live process, or undefined when it does not exist (or vanished meanwhile). */
 export function processIdentity(pid: number): ProcessIdentity | undefined {
   const stat = readProc(pid, 'stat');
   const status = readProc(pid, 'status');
   if (stat === undefined || status === undefined) return undefined;
   // A zombie has exited: it can no longer talk to us, and its pid is about to be reused.
-  if (/^State:\s*Z/m.test(status)) return undefined;
+  if (isZombie(status)) return undefined;
   const s = parseStatus(status);
   return { pid, uid: s.uid, gid: s.gid, startTicks: parseStartTicks(stat) };
+}
+
+/**
+ * Whether `pid` names a process that has not exited. kill(pid, 0) answers for any user's
+ * process (EPERM: it exists, owned by someone else), even where /proc hides other users'
+ * processes (hidepid); a zombie, where /proc shows it, has exited and counts as gone.
+ */
+export function processExists(pid: number): boolean {
+  // kill(0 or a negative pid) would address a process group, not one process.
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const status = readProc(pid, 'status');
+  return status === undefined || !isZombie(status);
 }
 
 /** True when `pid` is alive and is still the process described by `expected`. */
@@ -94,27 +113,14 @@ export function startTimeSeconds(startTicks: number): number {
   return bootTime + startTicks / clockTicks;
 }
 
-interface Libc {
-  getsid: (pid: number) => number;
-  sysconf: (name: number) => number;
-}
-let libc: Libc | undefined;
-
-function lib(): Libc {
-  if (libc) return libc;
-  const c = loadKoffi().load('libc.so.6');
-  libc = { getsid: c.func('int getsid(int pid)'), sysconf: c.func('long sysconf(int name)') };
-  return libc;
-}
-
 const SC_CLK_TCK = 2;
 function sysconfClockTicks(): number {
-  const v = lib().sysconf(SC_CLK_TCK);
+  const v = libc().sysconf(SC_CLK_TCK);
   return v > 0 ? v : 100;
 }
 
 /** Session id of `pid` (getsid(2)), or undefined if the process is gone. */
 export function sessionIdOf(pid: number): number | undefined {
-  const sid = lib().getsid(pid);
+  const sid = libc().getsid(pid);
   return sid > 0 ? sid : undefined;
 }

@@ -46,16 +46,20 @@ export function parseBehavior(name: string): Behavior {
   return idx as Behavior;
 }
 
-/** Everything a caller needs to know about one signal or control. */
-export interface SignalInfo {
-  /** Full name, e.g. `CPUFREQ::SCALING_CUR_FREQ` or the alias `CPU_FREQUENCY_STATUS`. */
-  name: string;
+/** What a signal or control is, independent of its name and of who serves it. */
+export interface SignalSpec {
   description: string;
   domain: DomainType;
   aggregation: Aggregation;
   format: FormatType;
   behavior: Behavior;
   units: Units;
+}
+
+/** Everything a caller needs to know about one signal or control. */
+export interface SignalInfo extends SignalSpec {
+  /** Full name, e.g. `CPUFREQ::SCALING_CUR_FREQ` or the alias `CPU_FREQUENCY_STATUS`. */
+  name: string;
   /** For aliases, the low-level name this one stands for. */
   aliasFor?: string;
   /** Name of the backend (IOGroup) that serves it. */

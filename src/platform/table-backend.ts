@@ -1,7 +1,7 @@
-import type { Backend, BackendContext, Diagnostic, SignalSpec } from './backend.js';
+import type { Backend, BackendContext, Diagnostic } from './backend.js';
 import { type DomainType, domainName } from './domains.js';
 import { errorMessage, InvalidArgumentError, JoulegateError } from './errors.js';
-import type { ControlInfo, SavedControl, SignalInfo } from './signal-info.js';
+import type { ControlInfo, SavedControl, SignalInfo, SignalSpec } from './signal-info.js';
 import type { Topology } from './topology.js';
 
 /** A snapshot taken once per batch plus the previous one, for signals that are rates. */

@@ -33,7 +33,8 @@ function entry(
   const f = prefixFactor(prefix);
   const unit = metric === 'money' ? report.priceUnit : `${prefix}${spec.unit}`;
   const e: BenchEntry = { name: `${name} - ${metric.toUpperCase()}`, unit, value: s.mean / f };
-  if (withRange) e.range = String(s.std / f);
+  // No range for a single value: its std is NaN (platform/statistics.ts), not a spread of 0.
+  if (withRange && Number.isFinite(s.std)) e.range = String(s.std / f);
   return [e];
 }
 

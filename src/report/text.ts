@@ -91,7 +91,7 @@ function regionsTable(report: Report): string {
         r.callsPerRound.toFixed(2),
         meanStdUnit(r.runtime.mean, r.runtime.std, 's'),
         meanStdUnit(energy.mean, energy.std, 'J'),
-        Number.isFinite(power.std) ? meanStdUnit(power.mean, power.std, 'W') : withUnit(power.mean, 'W', 2),
+        meanStdUnit(power.mean, power.std, 'W'),
         ...utilColumns.map(([, pick]) => {
           const u = pick(r);
           return u ? meanStdUnit(u.mean, u.std, '%') : '';

@@ -29,10 +29,14 @@ export function withUnit(v: number, unit: string, digits = 3): string {
   return `${(v / prefixFactor(prefix)).toFixed(digits)} ${prefix}${unit}`.trimEnd();
 }
 
-/** `mean ± std unit` with one shared prefix. */
+/**
+ * `mean ± std unit` with one shared prefix; just `mean unit` where std is NaN (a single value:
+ * its spread is unknown, see platform/statistics.ts).
+ */
 export function meanStdUnit(mean: number, std: number, unit: string): string {
   if (!Number.isFinite(mean)) return 'n/a';
   const prefix = ['J', 'W', 'B'].includes(unit) ? autoPrefix(mean) : '';
   const f = prefixFactor(prefix);
-  return `${(mean / f).toFixed(2)} ± ${(std / f).toFixed(2)} ${prefix}${unit}`.trimEnd();
+  const spread = Number.isFinite(std) ? ` ± ${(std / f).toFixed(2)}` : '';
+  return `${(mean / f).toFixed(2)}${spread} ${prefix}${unit}`.trimEnd();
 }

@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { batchPaths, processExists, type ServerReport } from '../ipc/batch/protocol.js';
+import { batchPaths, type ServerReport } from '../ipc/batch/protocol.js';
 import { JoulegateError } from '../platform/errors.js';
+import { processExists } from '../platform/process.js';
 import type { BatchLauncher, BatchServerHandle, BatchStartRequest } from './batch-port.js';
 
 export interface LauncherOptions {

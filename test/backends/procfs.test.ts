@@ -134,6 +134,35 @@ describe('PROCFS backend', () => {
     await pio.close();
   });
 
+  it('a batch within one clock tick (same counters) has no new value: the last one stands', async () => {
+    const root = copyFixture('vm-1s4c');
+    const pio = await load(root);
+    const cpu1 = pio.pushSignal('CPU_UTILIZATION', DomainType.Cpu, 1);
+    const board = pio.pushSignal('CPU_UTILIZATION', DomainType.Board, 0);
+    const total = pio.pushSignal('PROCFS::CPU_UTILIZATION_TOTAL', DomainType.Board, 0);
+    const all = () => [cpu1, board, total].map((h) => pio.sample(h));
+    const stat = join(root, 'proc/stat');
+    const tick = (busy: number, idle: number) => {
+      let text = readFileSync(stat, 'utf8');
+      for (let cpu = 0; cpu < 4; cpu++) text = addTicks(text, cpu, busy, idle);
+      writeFileSync(stat, addTicks(text, 'all', 4 * busy, 4 * idle));
+    };
+    await pio.readBatch();
+    // Second batch in the same tick: there is no value yet (NaN), and nothing failed.
+    await pio.readBatch();
+    for (const v of all()) assert.ok(Number.isNaN(v), `${v} before any tick`);
+    tick(1, 3);
+    await pio.readBatch();
+    assert.deepEqual(all(), [0.25, 0.25, 0.25]);
+    // Same counters again (two reads inside one tick): the previous value stands, not NaN.
+    await pio.readBatch();
+    assert.deepEqual(all(), [0.25, 0.25, 0.25]);
+    tick(3, 1);
+    await pio.readBatch();
+    assert.deepEqual(all(), [0.75, 0.75, 0.75]);
+    await pio.close();
+  });
+
   it('reads /proc/stat once per batch however many CPU signals are pushed', async () => {
     const pio = await load(copyFixture('server-2s4c2t'));
     for (let cpu = 0; cpu < 16; cpu++) pio.pushSignal('CPU_UTILIZATION', DomainType.Cpu, cpu);

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import {
   ABSOLUTE_TOLERANCE_J,
+  CHECK_SAMPLES,
+  checkEnergyCounters,
   counterAgrees,
-  integratePower,
+  PowerIntegrator,
   RELATIVE_TOLERANCE,
 } from '../../src/backends/amdsmi/energy-check.js';
 import { loadPlatform } from '../../src/backends/load.js';
@@ -119,15 +121,48 @@ describe('AMD SMI backend through the fake libamd_smi', () => {
     });
   }
 
-  test('the agreement rule and the trapezoidal integral', () => {
-    assert.equal(
-      integratePower([
-        { time: 0, power: 100 },
-        { time: 1, power: 200 },
-        { time: 3, power: 200 },
-      ]),
-      550,
+  test('the check integrates power with failed reads as gaps, never as 0 W', async () => {
+    let reads = 0;
+    // Device 0: 100 W, every second read fails. Device 1: power never readable.
+    const [gappy, unreadable] = await checkEnergyCounters(
+      [0, 1],
+      {
+        power: (d) => {
+          if (d === 1) throw new Error('no power sensor');
+          if (reads++ % 2 === 1) throw new Error('busy');
+          return 100;
+        },
+        energyMicrojoules: () => 5e6,
+      },
+      0.02,
     );
+    // Good reads at samples 0, 2, 4 only: no two adjacent, so nothing can be integrated.
+    assert.equal(CHECK_SAMPLES, 6);
+    assert.ok(Number.isNaN(gappy!.check.integratedJoules), `${gappy!.check.integratedJoules} J`);
+    assert.equal(gappy!.check.seconds, 0);
+    assert.equal(gappy!.check.reason, 'power unreadable, counter used unchecked');
+    assert.ok(Number.isNaN(unreadable!.start.power), 'no made-up start power');
+    assert.equal(unreadable!.start.joules, 0);
+  });
+
+  test('the integrated counter spans a failed power read and reports that read as NaN', async () => {
+    const power = [200, Number.NaN, 200];
+    const t0 = performance.now() / 1000;
+    const integrator = new PowerIntegrator(() => power.shift()!, { time: t0, power: 200, joules: 10 });
+    const sleep = () => new Promise((r) => setTimeout(r, 20));
+    await sleep();
+    const e1 = integrator.advance();
+    await sleep();
+    assert.ok(Number.isNaN(integrator.advance()), 'a failed power read is a failed energy read');
+    await sleep();
+    const e3 = integrator.advance();
+    const t3 = performance.now() / 1000;
+    assert.ok(e1 > 10 && e3 > e1, `${e1} J then ${e3} J`);
+    // Constant 200 W across the gap: the counter kept counting.
+    assert.ok(e3 - 10 <= 200 * (t3 - t0) + 1e-9 && e3 - 10 >= 200 * 0.05, `${e3 - 10} J`);
+  });
+
+  test('the agreement rule', () => {
     assert.equal(counterAgrees(100, 100), true);
     assert.equal(counterAgrees(100 * (1 + RELATIVE_TOLERANCE), 100), true);
     assert.equal(counterAgrees(100 * (1 + RELATIVE_TOLERANCE) + 0.01, 100), false);

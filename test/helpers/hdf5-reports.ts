@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Report } from '../../src/monitor/report-model.js';
 import { run, runCli } from './cli.js';
+import { tickerSource } from './proc-stat.js';
 import { FIXTURES } from './tmp.js';
 
 /*
@@ -35,17 +36,21 @@ export function onlyFile(dir: string, re: RegExp): string {
   return join(dir, found[0]!);
 }
 
-/** An app in `dir` with an `outer` region around two calls of `step` (busy, then sleeping). */
-export function regionsApp(dir: string): string {
+/**
+ * An app in `dir` with an `outer` region around two calls of `step` (busy, then sleeping). With
+ * `statPath` (see proc-stat.ts), the app also makes that fixture's CPUs busy half the time.
+ */
+export function regionsApp(dir: string, statPath?: string): string {
   const app = join(dir, 'app.mjs');
+  const ticker = statPath === undefined ? '' : `${tickerSource(statPath, 1, 1)}\nstartTicking(5);\n`;
   writeFileSync(
     app,
-    `import { measure, region } from ${JSON.stringify(INDEX)};
+    `${ticker}import { measure, region } from ${JSON.stringify(INDEX)};
 const outer = region('outer');
 await measure('step', () => { const end = Date.now() + 30; while (Date.now() < end); });
 await measure('step', () => new Promise((r) => setTimeout(r, 40)));
 outer.end();
-`,
+${statPath === undefined ? '' : 'stopTicking();\n'}`,
   );
   return app;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
+import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
 const INDEX = new URL('../../dist/index.js', import.meta.url).pathname;
@@ -69,6 +70,81 @@ for (let k = 1; k <= 10; k++) {
     );
     assert.match(r.stdout, /\| +0 \| +All \|.* 5\.000 J \|/);
     assert.match(r.stdout, /cpu: counter, energy counters via POWERCAP/);
+    // This tree has no /proc/stat: no utilisation from the host's own CPUs instead.
+    assert.equal(cpu.util, undefined);
+    assert.ok(
+      report.unavailable.some((d) => /^CPU utilisation unavailable: .*proc\/stat not found/.test(d.reason)),
+      JSON.stringify(report.unavailable),
+    );
+    assert.match(r.stdout, /CPU utilisation unavailable: /);
+  });
+});
+
+describe('CPU utilisation comes from PROCFS under the sysroot', () => {
+  /** `joulegate monitor` of `command` on the fixture tree `root`: its result and JSON report. */
+  async function monitorOn(root: string, period: string, command: string[]) {
+    const out = tempDir();
+    const args = ['--sampling-period', period, '--format', 'json,text', '--data-out', out, '--app-name', 'u'];
+    const r = await runCli(['monitor', ...args, '--', ...command], {
+      env: { JOULEGATE_SYSROOT: root },
+      cwd: out,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    return { r, report: readJson(files(out, /^u_.*\.json$/)[0]!) };
+  }
+
+  it("is the sysroot's /proc/stat busy fraction, exactly, with no failure warnings", async () => {
+    const root = copyFixture('vm-1s4c');
+    // Every 30 ms each CPU gains 3 busy (user) and 7 idle ticks: 30 % busy, whatever this host does.
+    const app = join(tempDir(), 'load.mjs');
+    writeFileSync(
+      app,
+      `${tickerSource(paddedStat(root), 3, 7)}
+startTicking(30);
+await new Promise((r) => setTimeout(r, 360));
+stopTicking();
+`,
+    );
+    const { r, report } = await monitorOn(root, '0.01', [process.execPath, app]);
+    assert.doesNotMatch(r.stderr, /read failed/);
+    const util = report.series.filter((s) => s.kind === 'util');
+    assert.deepEqual(
+      util.map((s) => [s.group, s.signal, s.backend]),
+      [['cpu', 'CPU_UTILIZATION', 'PROCFS']],
+    );
+    const values = report.rounds[0]!.values[report.series.indexOf(util[0]!)]!;
+    // NaN until the first tick (no value yet), then 0.3 at every sample, also between ticks.
+    const first = values.findIndex(Number.isFinite);
+    assert.ok(first > 0);
+    assert.deepEqual(
+      values.slice(first),
+      values.slice(first).map(() => 0.3),
+    );
+    const cpuUtil = report.rounds[0]!.metrics.host.groups.cpu!.util!;
+    assert.ok(Math.abs(cpuUtil - 30) < 1e-9, `CPU utilisation ${cpuUtil} %`);
+    assert.ok(
+      !report.unavailable.some((d) => /utilisation unavailable/.test(d.reason)),
+      JSON.stringify(report.unavailable),
+    );
+  });
+
+  it('unreadable /proc/stat: utilisation unavailable with the reason, no value made up', async () => {
+    const root = copyFixture('vm-1s4c');
+    writeFileSync(join(root, 'proc/stat'), 'cpu  1 2 oops 4\n');
+    const { r, report } = await monitorOn(root, '0.02', ['sleep', '0.1']);
+    assert.match(r.stdout, /CPU utilisation unavailable: \/proc\/stat: bad number/);
+    const i = report.series.findIndex((s) => s.kind === 'util' && s.group === 'cpu');
+    assert.ok(i >= 0);
+    assert.ok(report.rounds[0]!.values[i]!.every(Number.isNaN), 'every sample is a gap');
+    assert.ok(Number.isNaN(report.rounds[0]!.metrics.host.groups.cpu!.util!));
+    assert.ok(
+      report.unavailable.some(
+        (d) =>
+          d.signal === report.series[i]!.id &&
+          /^CPU utilisation unavailable: \/proc\/stat: bad number/.test(d.reason),
+      ),
+      JSON.stringify(report.unavailable),
+    );
   });
 });
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { monitorJsonHdf5, onlyFile, PERUN_CHECK, python, regionsApp } from '../helpers/hdf5-reports.js';
+import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
 /**
@@ -34,9 +37,11 @@ const same = (actual: number | null | undefined, expected: number) =>
 describe("HDF5 reports as perun's importer reads them", () => {
   it('RAPL counters, two rounds, nested regions: every node, metric, sensor and region', async () => {
     const out = tempDir();
-    const app = regionsApp(out);
+    const root = copyFixture('energy/amd-epyc');
+    // The fixture's CPUs are busy half the time (its /proc/stat changes as the app runs).
+    const app = regionsApp(out, paddedStat(root));
     const report = await monitorJsonHdf5(
-      copyFixture('energy/amd-epyc'),
+      root,
       out,
       ['--sampling-period', '0.02', '--rounds', '2', '--app-name', 'h5app', '--run-id', 'mr1'],
       [process.execPath, app],
@@ -84,9 +89,8 @@ describe("HDF5 reports as perun's importer reads them", () => {
       same(step.metrics.N_RUNS!.mean, 2);
       same(step.metrics.RUNTIME!.sum, steps[0]!.runtime + steps[1]!.runtime);
       same(step.metrics.ENERGY!.sum, steps[0]!.energy + steps[1]!.energy);
-      // No GPU here; the CPU utilisation comes from the host's own CPU times (the fixture has no
-      // /proc/stat), so every call has one.
-      assert.ok(steps.every((c) => Number.isFinite(c.cpuUtil!)));
+      // No GPU here; the CPU utilisation comes from the fixture's /proc/stat: 50 % in every call.
+      for (const c of steps) assert.ok(Math.abs(c.cpuUtil! - 50) < 1e-9, `cpu util ${c.cpuUtil} %`);
       same(step.metrics.CPU_UTIL!.sum, steps[0]!.cpuUtil! + steps[1]!.cpuUtil!);
       same(step.metrics.GPU_UTIL!.mean, Number.NaN);
       assert.deepEqual(
@@ -98,12 +102,17 @@ describe("HDF5 reports as perun's importer reads them", () => {
 
   it('estimated CPU power never appears as a perun CPU_ENERGY or CPU_POWER metric', async () => {
     const out = tempDir();
+    const root = copyFixture('vm-1s4c');
+    const app = join(out, 'app.mjs');
+    writeFileSync(
+      app,
+      `${tickerSource(paddedStat(root), 1, 3)}\nstartTicking(10);\nsetTimeout(stopTicking, 200);\n`,
+    );
     const report = await monitorJsonHdf5(
-      copyFixture('vm-1s4c'),
+      root,
       out,
-      // The fixture's /proc/stat never changes: the host's own CPU times give the utilisation.
-      ['--sampling-period', '0.05', '--estimate-tdp', '100', '--exclude-backends', 'PROCFS'],
-      ['sleep', '0.2'],
+      ['--sampling-period', '0.05', '--estimate-tdp', '100'],
+      [process.execPath, app],
     );
     const cpuGroup = report.rounds[0]!.metrics.host.groups.cpu!;
     assert.equal(cpuGroup.method, 'estimated', 'this fixture has no energy source: CPU power is estimated');

@@ -1,4 +1,5 @@
 import { errorMessage } from '../../platform/errors.js';
+import { covered, RunningIntegral, total, trapezoidSegments } from '../../platform/integration.js';
 
 /*
  * AMD energy counters are unreliable on some parts (wrong rate, frozen values, values going
@@ -24,7 +25,7 @@ export interface EnergyCheck {
   reason: string;
 }
 
-/** Where an integrator starts: the last power sample of the check and the energy so far. */
+/** Where an integrator starts: the last good power sample of the check (NaN: none) and the energy so far. */
 export interface IntegratorStart {
   time: number;
   power: number;
@@ -40,17 +41,6 @@ export interface EnergyReaders<D> {
 
 const now = () => performance.now() / 1000;
 const sleep = (s: number) => new Promise((r) => setTimeout(r, s * 1000));
-
-/** Trapezoidal integral of (time s, power W) samples, joules. */
-export function integratePower(samples: readonly { time: number; power: number }[]): number {
-  let joules = 0;
-  for (let i = 1; i < samples.length; i++) {
-    const a = samples[i - 1]!;
-    const b = samples[i]!;
-    joules += ((a.power + b.power) / 2) * (b.time - a.time);
-  }
-  return joules;
-}
 
 /** Whether a counter delta agrees with integrated power within the documented tolerance. */
 export function counterAgrees(counterJoules: number, integratedJoules: number): boolean {
@@ -73,19 +63,23 @@ export async function checkEnergyCounters<D>(
     }
   };
   const first = devices.map((d) => tryRead(() => read.energyMicrojoules(d)));
-  const samples = devices.map(() => [] as { time: number; power: number }[]);
+  const times: number[] = [];
+  const watts = devices.map(() => [] as number[]);
   for (let i = 0; i < CHECK_SAMPLES; i++) {
     if (i > 0) await sleep(window / (CHECK_SAMPLES - 1));
+    times.push(now());
+    // A power read that fails is a gap in the integral, never 0 W.
     devices.forEach((d, k) => {
       const p = tryRead(() => read.power(d));
-      if (typeof p === 'number') samples[k]!.push({ time: now(), power: p });
+      watts[k]!.push(typeof p === 'number' ? p : Number.NaN);
     });
   }
   const last = devices.map((d) => tryRead(() => read.energyMicrojoules(d)));
   return devices.map((_, k) => {
-    const s = samples[k]!;
-    const integratedJoules = integratePower(s);
-    const seconds = s.length > 1 ? s[s.length - 1]!.time - s[0]!.time : 0;
+    const segments = trapezoidSegments(times, watts[k]!);
+    const integrated = segments.length > 0;
+    const integratedJoules = integrated ? total(segments) : Number.NaN;
+    const seconds = covered(segments);
     const e0 = first[k]!;
     const e1 = last[k]!;
     const counterJoules = typeof e0 === 'number' && typeof e1 === 'number' ? (e1 - e0) * 1e-6 : Number.NaN;
@@ -93,43 +87,44 @@ export async function checkEnergyCounters<D>(
     let trusted = false;
     if (e0 instanceof Error || e1 instanceof Error)
       reason = `counter unreadable: ${errorMessage(e0 instanceof Error ? e0 : e1)}`;
-    else if (s.length < 2) reason = 'power unreadable, counter used unchecked';
+    else if (!integrated) reason = 'power unreadable, counter used unchecked';
     else {
       trusted = counterAgrees(counterJoules, integratedJoules);
       reason = trusted ? 'counter agrees with integrated power' : 'counter disagrees with integrated power';
     }
     // Without power samples there is nothing to integrate: keep the counter.
-    if (s.length < 2 && typeof e0 === 'number') trusted = true;
-    const tail = s[s.length - 1];
+    if (!integrated && typeof e0 === 'number') trusted = true;
+    const lastGood = watts[k]!.findLastIndex(Number.isFinite);
     return {
       check: { trusted, seconds, counterJoules, integratedJoules, reason },
-      start: { time: tail?.time ?? now(), power: tail?.power ?? 0, joules: integratedJoules },
+      // The integrated counter starts where the check ended (0 J when it integrated nothing:
+      // a counter's origin is arbitrary, its increments are what count).
+      start: {
+        time: lastGood >= 0 ? times[lastGood]! : now(),
+        power: lastGood >= 0 ? watts[k]![lastGood]! : Number.NaN,
+        joules: integrated ? integratedJoules : 0,
+      },
     };
   });
 }
 
-/** Energy as the running trapezoidal integral of power, sampled at each read. */
+/**
+ * Energy as the running trapezoidal integral of power, sampled at each read. A failed power
+ * read gives NaN for that read; the integral then spans the gap (platform/integration.ts).
+ */
 export class PowerIntegrator {
-  private time: number;
-  private power: number;
-  private joules: number;
+  private readonly integral: RunningIntegral;
 
   constructor(
     private readonly readPower: () => number,
     start: IntegratorStart,
   ) {
-    this.time = start.time;
-    this.power = start.power;
-    this.joules = start.joules;
+    this.integral = new RunningIntegral({ time: start.time, value: start.power, amount: start.joules });
   }
 
   /** Samples power now and returns the energy so far, joules. */
   advance(): number {
     const power = this.readPower();
-    const time = now();
-    this.joules += ((this.power + power) / 2) * (time - this.time);
-    this.time = time;
-    this.power = power;
-    return this.joules;
+    return this.integral.add(now(), power);
   }
 }

@@ -45,13 +45,6 @@ function stat(snap: ProcSnapshot | undefined): CpuTimes {
   return unwrap(snap?.stat, SOURCES.stat);
 }
 
-/** Busy fraction between the previous and the current /proc/stat, of the ticks `busy`/`total` pick. */
-function utilisation(ctx: Ctx, busy: (t: CpuTimes) => number, total: (t: CpuTimes) => number): number {
-  const now = stat(ctx.current);
-  const before = stat(ctx.previous);
-  return busyFraction(busy(before), total(before), busy(now), total(now));
-}
-
 /**
  * Whole disks are the entries of /sys/block that have a `device` link: the kernel lists only
  * whole disks (never partitions) in /sys/block, and loop, ram, zram, device-mapper and md
@@ -131,6 +124,8 @@ export class ProcfsBackend extends TableBackend<ProcSnapshot> {
   readonly description = 'CPU utilisation, memory, disk and network counters from /proc';
   private files = new Map<Source, PolledFile>();
   private disks = new Set<string>();
+  /** Last utilisation per signal and CPU, standing while no clock tick elapses (see utilisation()). */
+  private readonly lastUtilisation = new Map<string, number>();
   /** The files the pushed signals need: each is read once per batch. */
   private readonly sources = new RequestPlan<{ def: SignalDef<ProcSnapshot> }, Source[]>((requests) => [
     ...new Set(requests.map((r) => (r.def as ProcSignalDef).source)),
@@ -179,7 +174,8 @@ export class ProcfsBackend extends TableBackend<ProcSnapshot> {
           'Fraction of time the CPU was busy (not idle or waiting for I/O) since the last read, 0..1',
         domain: DomainType.Cpu,
         read: (cpu, ctx: Ctx) =>
-          utilisation(
+          this.utilisation(
+            `cpu${cpu}`,
             ctx,
             (t) => t.busy[cpu]!,
             (t) => t.total[cpu]!,
@@ -192,13 +188,34 @@ export class ProcfsBackend extends TableBackend<ProcSnapshot> {
           'Fraction of time all CPUs together were busy since the last read, 0..1 (the "cpu" line)',
         domain: DomainType.Board,
         read: (_idx, ctx: Ctx) =>
-          utilisation(
+          this.utilisation(
+            'cpu',
             ctx,
             (t) => t.allBusy,
             (t) => t.allTotal,
           ),
       },
     ];
+  }
+
+  /**
+   * Busy fraction between the previous and the current /proc/stat, of the ticks `busy`/`total`
+   * pick (one CPU's line or the "cpu" line, named by `line`). /proc/stat counts in clock ticks:
+   * two reads within one tick see the same counters, and that interval has no new value yet,
+   * which is no failure. The previous value stands (NaN before there is one).
+   */
+  private utilisation(
+    line: string,
+    ctx: Ctx,
+    busy: (t: CpuTimes) => number,
+    total: (t: CpuTimes) => number,
+  ): number {
+    const now = stat(ctx.current);
+    const before = stat(ctx.previous);
+    if (total(now) === total(before)) return this.lastUtilisation.get(line) ?? Number.NaN;
+    const value = busyFraction(busy(before), total(before), busy(now), total(now));
+    this.lastUtilisation.set(line, value);
+    return value;
   }
 
   /** The rows of BYTE_SIGNALS whose file exists here. */

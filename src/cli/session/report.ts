@@ -1,17 +1,8 @@
 import { formatG } from '../../platform/format.js';
+import { RunningStats, type Summary } from '../../platform/statistics.js';
 
-/** Summary of one metric over the samples since the last reset; NaN samples are skipped. */
-export interface MetricStats {
-  name: string;
-  count: number;
-  first: number;
-  last: number;
-  min: number;
-  max: number;
-  mean: number;
-  /** Sample standard deviation (n − 1); NaN with fewer than two values. */
-  std: number;
-}
+/** Summary of one metric over the samples since the last reset (platform/statistics.ts's rule). */
+export type MetricStats = { name: string } & Omit<Summary, 'sum'>;
 
 /** geopmsession's report: sampling times plus per-metric statistics. */
 export interface SessionReport {
@@ -25,45 +16,9 @@ export interface SessionReport {
   metrics: MetricStats[];
 }
 
-/** Running count/first/last/min/max and Welford mean/variance of one metric. */
-class Moments {
-  count = 0;
-  first = Number.NaN;
-  last = Number.NaN;
-  min = Number.NaN;
-  max = Number.NaN;
-  private mean = 0;
-  private m2 = 0;
-
-  add(v: number): void {
-    if (Number.isNaN(v)) return;
-    if (this.count === 0) {
-      this.first = v;
-      this.min = v;
-      this.max = v;
-    }
-    this.count++;
-    this.last = v;
-    if (v < this.min) this.min = v;
-    if (v > this.max) this.max = v;
-    const delta = v - this.mean;
-    this.mean += delta / this.count;
-    this.m2 += delta * (v - this.mean);
-  }
-
-  stats(name: string): MetricStats {
-    const n = this.count;
-    return {
-      name,
-      count: n,
-      first: this.first,
-      last: this.last,
-      min: this.min,
-      max: this.max,
-      mean: n === 0 ? Number.NaN : this.mean,
-      std: n < 2 ? Number.NaN : Math.sqrt(this.m2 / (n - 1)),
-    };
-  }
+function metricStats(name: string, stats: RunningStats): MetricStats {
+  const { count, first, last, min, max, mean, std } = stats.summary();
+  return { name, count, first, last, min, max, mean, std };
 }
 
 /**
@@ -71,8 +26,8 @@ class Moments {
  * a monotonic clock; the wall-clock time of the first sample is taken when it arrives.
  */
 export class SessionStats {
-  private metrics: Moments[] = [];
-  private periods = new Moments();
+  private metrics: RunningStats[] = [];
+  private periods = new RunningStats();
   private timeFirst = Number.NaN;
   private timeLast = Number.NaN;
   private wallFirst = '';
@@ -86,8 +41,8 @@ export class SessionStats {
   }
 
   reset(): void {
-    this.metrics = this.names.map(() => new Moments());
-    this.periods = new Moments();
+    this.metrics = this.names.map(() => new RunningStats());
+    this.periods = new RunningStats();
     this.timeFirst = Number.NaN;
     this.timeLast = Number.NaN;
     this.wallFirst = '';
@@ -115,7 +70,7 @@ export class SessionStats {
   }
 
   report(): SessionReport {
-    const periods = this.periods.stats('period');
+    const periods = this.periods.summary();
     return {
       host: this.host,
       sampleTimeFirst: this.wallFirst,
@@ -124,7 +79,7 @@ export class SessionStats {
       // GEOPM reports 0 (not NaN) until there are enough samples to measure periods.
       samplePeriodMean: periods.count >= 1 ? periods.mean : 0,
       samplePeriodStd: periods.count >= 2 ? periods.std : 0,
-      metrics: this.metrics.map((m, i) => m.stats(this.names[i]!)),
+      metrics: this.metrics.map((m, i) => metricStats(this.names[i]!, m)),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { domainName } from '../../platform/domains.js';
 import { errorMessage } from '../../platform/errors.js';
 import type { PlatformIO } from '../../platform/platform-io.js';
+import { processExists } from '../../platform/process.js';
 import { type LoopClock, realClock, runTimedLoop } from './loop.js';
 import { reportCsv, reportYaml, type SessionReport, SessionStats, wallClockNow } from './report.js';
 import { checkRequestIndices, parseRequests, type ReadRequest, RequestError } from './requests.js';
@@ -65,16 +66,6 @@ export function periodCount(config: SessionConfig): number | undefined {
   return Math.ceil(config.time / config.period);
 }
 
-/** `kill(pid, 0)`: ESRCH means gone; EPERM means alive but not ours. */
-export function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Writes successive reports: YAML documents separated by `---`, CSV with one header row. */
 function reportWriter(config: SessionConfig, sink: (text: string) => void): (r: SessionReport) => void {
   let first = true;
@@ -101,7 +92,7 @@ function pushAll(pio: PlatformIO, requests: readonly ReadRequest[]): number[] {
 export async function runSession(config: SessionConfig, deps: SessionDeps): Promise<number> {
   const { pio, sinks } = deps;
   const clock = deps.clock ?? realClock;
-  const isAlive = deps.isAlive ?? isPidAlive;
+  const isAlive = deps.isAlive ?? processExists;
   const ctx = {
     numDomain: (d: Parameters<typeof pio.topology.numDomain>[0]) => pio.topology.numDomain(d),
     nativeDomain: (name: string) => pio.signalInfo(name).domain,

@@ -49,13 +49,3 @@ export interface BatchRequest {
 
 /** The one line a starting server writes on stdout for its launcher. */
 export type ServerReport = { ready: true } | { error: string };
-
-/** Whether a process exists (EPERM: it does, owned by someone else). Keys are client pids. */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,7 +1,34 @@
 import { chownSync, closeSync, constants, openSync, unlinkSync } from 'node:fs';
 import { JoulegateError } from '../../platform/errors.js';
-import { makeFifo, readFd, setBlocking, writeFd } from '../../platform/libc.js';
+import { errnoValue, lastErrno, libc, SystemCallError } from '../../platform/libc.js';
 import { fifoPath } from './protocol.js';
+
+/** read(2) or write(2) of `count` bytes, retried on EINTR; returns the count done (0: end of file). */
+function transfer(call: 'read' | 'write', fd: number, buf: Buffer, count: number): number {
+  const c = libc();
+  for (;;) {
+    const n = c[call](fd, buf, count);
+    if (n >= 0) return n;
+    const errno = lastErrno();
+    if (errno !== errnoValue('EINTR')) throw new SystemCallError(call, `fd ${fd}`, errno);
+  }
+}
+
+function makeFifo(path: string, mode: number): void {
+  if (libc().mkfifo(path, mode) !== 0) throw new SystemCallError('mkfifo', path, lastErrno());
+}
+
+const F_GETFL = 3;
+const F_SETFL = 4;
+
+/** Clears O_NONBLOCK on an fd opened non-blocking only to avoid a deadlock at open time. */
+function setBlocking(fd: number): void {
+  const c = libc();
+  const flags = c.fcntl(fd, F_GETFL);
+  if (flags < 0 || c.fcntl(fd, F_SETFL, 'int', flags & ~constants.O_NONBLOCK) < 0) {
+    throw new SystemCallError('fcntl', `fd ${fd}`, lastErrno());
+  }
+}
 
 /** How often a waiting server looks for its client (adds at most this much to a batch start). */
 const ACCEPT_POLL_MS = 2;
@@ -24,12 +51,12 @@ export class StatusChannel {
 
   send(message: number): void {
     this.byte[0] = message;
-    writeFd(this.writeFd, this.byte, 1);
+    transfer('write', this.writeFd, this.byte, 1);
   }
 
   /** Waits for one byte; END_OF_STREAM when the peer has gone. */
   receive(): number {
-    return readFd(this.readFd, this.byte, 1) === 1 ? this.byte[0]! : END_OF_STREAM;
+    return transfer('read', this.readFd, this.byte, 1) === 1 ? this.byte[0]! : END_OF_STREAM;
   }
 
   close(): void {
@@ -79,7 +106,7 @@ export class StatusChannel {
         await new Promise((resolve) => setTimeout(resolve, ACCEPT_POLL_MS));
       }
     }
-    setBlocking(writeFd, nonblock);
+    setBlocking(writeFd);
     // Blocking: a client opens `in` right after `out`.
     const readFd = openSync(inPath, constants.O_RDONLY);
     unlinkSync(outPath);
@@ -114,8 +141,8 @@ export class StatusChannel {
         sleepSync(1);
       }
     }
-    setBlocking(readFd, nonblock);
-    setBlocking(writeFd, nonblock);
+    setBlocking(readFd);
+    setBlocking(writeFd);
     return new StatusChannel(readFd, writeFd);
   }
 }

@@ -1,4 +1,4 @@
-import koffi, { type LibraryHandle } from 'koffi';
+import { libc } from '../../platform/libc.js';
 
 /**
  * User and group lookups through the C library's NSS (getpwnam_r, getgrnam_r, getgrgid_r,
@@ -16,52 +16,6 @@ export interface PasswdEntry {
 export interface GroupEntry {
   name: string;
   gid: number;
-}
-
-type Fn = ReturnType<LibraryHandle['func']>;
-
-interface Libc {
-  getpwnam_r: Fn;
-  getpwuid_r: Fn;
-  getgrnam_r: Fn;
-  getgrgid_r: Fn;
-  getgrouplist: Fn;
-}
-
-let libc: Libc | undefined;
-
-// Loaded on first use: importing this module must not require libc (e.g. in a bundle check).
-function load(): Libc {
-  if (libc) return libc;
-  const lib = koffi.load('libc.so.6');
-  koffi.struct('jg_passwd', {
-    pw_name: 'char *',
-    pw_passwd: 'char *',
-    pw_uid: 'uint32_t',
-    pw_gid: 'uint32_t',
-    pw_gecos: 'char *',
-    pw_dir: 'char *',
-    pw_shell: 'char *',
-  });
-  koffi.struct('jg_group', { gr_name: 'char *', gr_passwd: 'char *', gr_gid: 'uint32_t', gr_mem: 'void *' });
-  libc = {
-    getpwnam_r: lib.func(
-      'int getpwnam_r(const char *name, _Out_ jg_passwd *pwd, uint8_t *buf, size_t len, _Out_ void **result)',
-    ),
-    getpwuid_r: lib.func(
-      'int getpwuid_r(uint32_t uid, _Out_ jg_passwd *pwd, uint8_t *buf, size_t len, _Out_ void **result)',
-    ),
-    getgrnam_r: lib.func(
-      'int getgrnam_r(const char *name, _Out_ jg_group *grp, uint8_t *buf, size_t len, _Out_ void **result)',
-    ),
-    getgrgid_r: lib.func(
-      'int getgrgid_r(uint32_t gid, _Out_ jg_group *grp, uint8_t *buf, size_t len, _Out_ void **result)',
-    ),
-    getgrouplist: lib.func(
-      'int getgrouplist(const char *user, uint32_t group, _Out_ uint32_t *groups, _Inout_ int *ngroups)',
-    ),
-  };
-  return libc;
 }
 
 const ERANGE = 34;
@@ -99,24 +53,24 @@ function groupLookup(call: Call, what: string): GroupEntry | undefined {
 
 export function userByName(name: string): PasswdEntry | undefined {
   return passwdLookup(
-    (out, buf, res) => load().getpwnam_r(name, out, buf, buf.length, res),
+    (out, buf, res) => libc().getpwnam_r(name, out, buf, buf.length, res),
     `user "${name}"`,
   );
 }
 
 export function userById(uid: number): PasswdEntry | undefined {
-  return passwdLookup((out, buf, res) => load().getpwuid_r(uid, out, buf, buf.length, res), `uid ${uid}`);
+  return passwdLookup((out, buf, res) => libc().getpwuid_r(uid, out, buf, buf.length, res), `uid ${uid}`);
 }
 
 export function groupByName(name: string): GroupEntry | undefined {
   return groupLookup(
-    (out, buf, res) => load().getgrnam_r(name, out, buf, buf.length, res),
+    (out, buf, res) => libc().getgrnam_r(name, out, buf, buf.length, res),
     `group "${name}"`,
   );
 }
 
 export function groupById(gid: number): GroupEntry | undefined {
-  return groupLookup((out, buf, res) => load().getgrgid_r(gid, out, buf, buf.length, res), `gid ${gid}`);
+  return groupLookup((out, buf, res) => libc().getgrgid_r(gid, out, buf, buf.length, res), `gid ${gid}`);
 }
 
 /** Gids of every group `user` belongs to per NSS, including `primaryGid`. */
@@ -125,7 +79,7 @@ export function groupIdsOf(user: string, primaryGid: number): number[] {
   for (;;) {
     const gids = new Uint32Array(capacity);
     const count = [capacity];
-    const rc = load().getgrouplist(user, primaryGid, gids, count) as number;
+    const rc = libc().getgrouplist(user, primaryGid, gids, count);
     // On -1 libc stores the needed size in count; retry with exactly that much room.
     if (rc >= 0) return [...gids.subarray(0, count[0])];
     capacity = Math.max(count[0]!, capacity * 2);

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { isSameProcess, processExists, processIdentity } from '../../src/platform/process.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('processExists: live processes yes; gone, zombie and non-pids no', async () => {
+  assert.equal(processExists(process.pid), true);
+  assert.equal(processExists(1), true, 'init exists whoever asks');
+  for (const pid of [0, -1, 1.5, Number.NaN]) assert.equal(processExists(pid), false, `pid ${pid}`);
+  const reaped = spawnSync('true').pid!;
+  assert.equal(processExists(reaped), false);
+
+  // A child whose parent never waits for it stays a zombie: `sh` forks, then becomes `sleep`.
+  const parent = spawn('sh', ['-c', '(exit 0) & exec sleep 5'], { stdio: 'ignore' });
+  try {
+    let zombie = 0;
+    for (let i = 0; i < 100 && zombie === 0; i++) {
+      await sleep(20);
+      const kids = readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').trim();
+      const pid = Number(kids.split(' ')[0]);
+      if (pid > 0 && /^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))) zombie = pid;
+    }
+    assert.ok(zombie > 0, 'made a zombie');
+    assert.equal(processExists(zombie), false, 'a zombie has exited');
+    assert.equal(processIdentity(zombie), undefined);
+    const me = processIdentity(process.pid)!;
+    assert.equal(isSameProcess(me), true);
+    assert.equal(
+      isSameProcess({ ...me, startTicks: me.startTicks + 1 }),
+      false,
+      'another process on this pid',
+    );
+  } finally {
+    parent.kill();
+  }
+});
