@@ -251,6 +251,7 @@ describe('attribution engine: edge cases', () => {
       { idlePowerW: -1 },
       { idlePowerW: Number.NaN },
       { deviceUsage: -1 },
+      { idlePolicy: 'half' as IdlePolicy },
       { consumers: [{ id: 'a', usage: -1 }] },
       {
         consumers: [

@@ -154,6 +154,11 @@ function validate(input: IntervalInput): void {
   if (idle !== undefined && !(idle >= 0 && Number.isFinite(idle))) {
     throw new InvalidArgumentError(`${where}: idle power ${idle} W must be a finite number ≥ 0`);
   }
+  if (!IDLE_POLICIES.includes(input.idlePolicy)) {
+    throw new InvalidArgumentError(
+      `${where}: idle policy "${input.idlePolicy}" is not one of ${IDLE_POLICIES.join(', ')}`,
+    );
+  }
   if (input.deviceUsage !== undefined && input.deviceUsage < 0) {
     throw new InvalidArgumentError(`${where}: device usage ${input.deviceUsage} is negative`);
   }
