@@ -37,7 +37,8 @@ export function onlyFile(dir: string, re: RegExp): string {
 }
 
 /**
- * An app in `dir` with an `outer` region around two calls of `step` (busy, then sleeping). With
+ * An app in `dir` with an `outer` region around two calls of `step` (both
+ * sleeping, so that a ticker on the same event loop keeps running). With
  * `statPath` (see proc-stat.ts), the app also makes that fixture's CPUs busy half the time.
  */
 export function regionsApp(dir: string, statPath?: string): string {
@@ -47,7 +48,7 @@ export function regionsApp(dir: string, statPath?: string): string {
     app,
     `${ticker}import { measure, region } from ${JSON.stringify(INDEX)};
 const outer = region('outer');
-await measure('step', () => { const end = Date.now() + 30; while (Date.now() < end); });
+await measure('step', () => new Promise((r) => setTimeout(r, 30)));
 await measure('step', () => new Promise((r) => setTimeout(r, 40)));
 outer.end();
 ${statPath === undefined ? '' : 'stopTicking();\n'}`,
