@@ -152,13 +152,15 @@ test('TIME: one clock for D-Bus and batch reads, native to cpu, readable at ever
   assert.deepEqual(Object.keys(domains), ['cpu', 'core', 'package', 'board']);
   for (const value of Object.values(domains)) assert.ok(value >= dbusAfter, JSON.stringify(out));
   // `joulegate read` by the same user goes through the daemon (SERVICE) at every domain.
-  for (const [domain, idx] of [
-    ['cpu', '1'],
-    ['core', '1'],
-    ['package', '1'],
-    ['board', '0'],
+  for (const [name, domain, idx] of [
+    ['TIME', 'cpu', '1'],
+    ['TIME', 'core', '1'],
+    ['TIME', 'package', '1'],
+    ['TIME', 'board', '0'],
+    ['SERVICE::TIME', 'cpu', '1'],
+    ['SERVICE::TIME', 'board', '0'],
   ]) {
-    const r = await runCli(['read', 'TIME', domain!, idx!], { prefix: userPrefix() });
+    const r = await runCli(['read', name!, domain!, idx!], { prefix: userPrefix() });
     assert.equal(r.code, 0, `${domain}: ${r.stderr}`);
     assert.equal(r.stderr, '');
     assert.ok(Number(r.stdout) >= dbusAfter, `${domain}: ${r.stdout} < ${dbusAfter}`);
