@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
+import { adoptTimeOrigin } from '../backends/time.js';
 import { BatchServer } from '../batch/server.js';
 import type { ServerReport } from '../ipc/batch/protocol.js';
 import { errorMessage } from '../platform/errors.js';
@@ -26,6 +27,8 @@ const configSchema = z.object({
   controls: z.array(requestSchema),
   /** The launcher's pid: the server must not outlive it. */
   parentPid: z.int().check(z.positive()),
+  /** The daemon's TIME origin (ns of CLOCK_MONOTONIC): one clock for D-Bus and batch reads. */
+  timeOriginNs: z.string().check(z.regex(/^\d+$/)),
 });
 
 function report(msg: ServerReport): void {
@@ -38,6 +41,7 @@ async function main(): Promise<number> {
   let clientPid: number;
   try {
     const config = configSchema.parse(JSON.parse(readFileSync(0, 'utf8')));
+    adoptTimeOrigin(BigInt(config.timeOriginNs));
     const { backends: plugins } = await loadPlugins();
     const pio = await loadPlatform({ extra: plugins });
     parentPid = config.parentPid;

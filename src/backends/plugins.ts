@@ -24,9 +24,10 @@ import { BackendUnavailableError } from './registry.js';
  * carries everything a plugin needs, so a plugin never imports a path inside joulegate.
  *
  * A root daemon that imports code runs it as root, so a plugin is only loaded when nobody but
- * the daemon's user could have written it: the file, its directory and every directory above
- * (unless sticky, like /tmp) must be owned by root or the daemon's user and not be group- or
- * world-writable.
+ * root or the loading process's user could have written it: the file, its directory and every
+ * directory above (unless sticky, like /tmp) must be owned by root or that user and not be
+ * group- or world-writable. The daemon, its batch servers and every CLI command apply the same
+ * rule.
  */
 
 export const PLUGIN_API_VERSION = 1;
@@ -72,11 +73,11 @@ function mode(st: Stats): string {
   return `0${(st.mode & 0o777).toString(8)}`;
 }
 
-/** Why `st` could have been changed by someone other than root or the daemon's user. */
+/** Why `st` could have been changed by someone other than root or this process's user. */
 function writableByOthers(st: Stats, allowSticky: boolean): string | undefined {
   const uid = process.getuid?.() ?? 0;
   if (st.uid !== 0 && st.uid !== uid)
-    return `is owned by uid ${st.uid}, not root or the daemon's user (uid ${uid})`;
+    return `is owned by uid ${st.uid}, not root or the loading user (uid ${uid})`;
   if ((st.mode & 0o022) === 0) return undefined;
   // Others may create entries in a sticky directory but not replace root's.
   if (allowSticky && st.isDirectory() && (st.mode & 0o1000) !== 0) return undefined;

@@ -6,26 +6,57 @@ import { Behavior, Units } from '../platform/signal-info.js';
 import { type SignalDef, TableBackend } from '../platform/table-backend.js';
 import { registerBackend } from './registry.js';
 
-/** Seconds on the monotonic clock since the backend was set up. */
+/**
+ * TIME's zero, in nanoseconds of process.hrtime.bigint(). On Linux that is CLOCK_MONOTONIC,
+ * one clock for every process on the node, so an origin taken in one process means the same
+ * instant in another: the daemon hands its origin to each batch server, and TIME read over
+ * D-Bus and through a batch server is one clock that never jumps backwards (as in GEOPM, whose
+ * batch server is a fork of the daemon).
+ */
+let processOrigin: bigint | undefined;
+
+/** This process's TIME origin; fixed by the first caller (normally the TIME backend's setup). */
+export function timeOriginNs(): bigint {
+  processOrigin ??= process.hrtime.bigint();
+  return processOrigin;
+}
+
+/**
+ * Makes TIME count from `originNs` (another process's timeOriginNs()) in this process. Only
+ * before TIME was loaded here: moving the origin later would make TIME jump.
+ */
+export function adoptTimeOrigin(originNs: bigint): void {
+  if (processOrigin !== undefined && processOrigin !== originNs) {
+    throw new Error('the TIME origin is already fixed in this process');
+  }
+  if (originNs > process.hrtime.bigint()) throw new Error(`TIME origin ${originNs} ns is in the future`);
+  processOrigin = originNs;
+}
+
+/**
+ * Seconds on the monotonic clock since this process's TIME origin. Native to cpu, as GEOPM's
+ * TIME: every cpu reads the same clock, so TIME is readable at every domain (select_first).
+ */
 export class TimeBackend extends TableBackend<number> {
   readonly id = 'time';
   readonly name = 'TIME';
   readonly description = 'Elapsed time on a monotonic clock';
-  private origin = performance.now();
+  private origin = 0n;
 
   protected snapshot(): number {
-    return (performance.now() - this.origin) / 1000;
+    return Number(process.hrtime.bigint() - this.origin) / 1e9;
   }
 
   protected define(_ctx: BackendContext): { signals: SignalDef<number>[] } {
-    this.origin = performance.now();
+    this.origin = timeOriginNs();
     return {
       signals: [
         {
           name: 'ELAPSED',
           aliases: ['TIME'],
-          description: 'Time elapsed since the backend was loaded (monotonic clock)',
-          domain: DomainType.Board,
+          description:
+            'Time elapsed since the daemon started (read through the service) or this program loaded TIME (monotonic clock)',
+          domain: DomainType.Cpu,
           aggregation: Aggregation.SelectFirst,
           format: FormatType.Double,
           behavior: Behavior.Monotone,

@@ -1,5 +1,5 @@
 import { type Command, CommanderError } from 'commander';
-import { openPlatform } from '../backends/open-platform.js';
+import { accessListRefuses, openPlatform } from '../backends/open-platform.js';
 import { DOMAIN_COUNT, type DomainType, domainName } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
@@ -47,6 +47,22 @@ interface ToolOptions {
   infoAll?: boolean;
   cache?: boolean;
   version?: boolean;
+}
+
+/**
+ * Why a read or write failed, for the error line. When the daemon knows the name but this
+ * user's access list lacks it, that is the reason: a local backend may have tried and failed
+ * (`permission denied`), but only the daemon could have served it.
+ */
+export async function failureReason(
+  pio: PlatformIO,
+  noun: 'signal' | 'control',
+  name: string,
+  err: unknown,
+): Promise<string> {
+  if (!(await accessListRefuses(pio, noun, name))) return errorMessage(err);
+  const command = noun === 'signal' ? 'joulegate access -w' : 'joulegate access -w -c';
+  return `${noun} ${name} is not in your access list; ask your admin to add it (${command})`;
 }
 
 /** `--domain`: each domain's name left-aligned in 28 columns, then its count (geopmread -d). */

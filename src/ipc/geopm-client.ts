@@ -1,5 +1,12 @@
-import { ErrorCode, JoulegateError } from '../platform/errors.js';
-import { type CallOptions, DBusConnection, DBusRemoteError, systemBusAddress } from './dbus/connection.js';
+import { ErrorCode, InvalidArgumentError, JoulegateError } from '../platform/errors.js';
+import {
+  type CallOptions,
+  DBusConnection,
+  DBusRemoteError,
+  DBusTimeoutError,
+  defaultCallTimeoutMs,
+  systemBusAddress,
+} from './dbus/connection.js';
 import {
   busName,
   ERROR_NAMES,
@@ -66,6 +73,8 @@ export interface ClientOptions {
   address?: string;
   /** Bus name of the daemon; default JOULEGATE_BUS_NAME or io.github.geopm. */
   busName?: string;
+  /** How long each call waits for the daemon's reply; default JOULEGATE_DBUS_TIMEOUT_MS or 25 s. */
+  timeoutMs?: number;
 }
 
 function toPair(v: WireValue | undefined): AccessPair {
@@ -75,7 +84,8 @@ function toPair(v: WireValue | undefined): AccessPair {
 
 /**
  * Typed client of the io.github.geopm service (joulegated or GEOPM's geopmd): one async method
- * per D-Bus method. Failures reject with ServiceError (the daemon's message and error name).
+ * per D-Bus method. Failures reject with ServiceError (the daemon's message and error name); a
+ * call the daemon does not answer in time rejects with one line naming the method and the bus.
  */
 export class GeopmClient {
   private constructor(
@@ -84,9 +94,15 @@ export class GeopmClient {
   ) {}
 
   static async connect(options: ClientOptions = {}): Promise<GeopmClient> {
+    let callTimeoutMs: number;
+    try {
+      callTimeoutMs = options.timeoutMs ?? defaultCallTimeoutMs();
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message); // a setting to fix, not a bus problem
+    }
     let conn: DBusConnection;
     try {
-      conn = await DBusConnection.connect(options.address ?? systemBusAddress());
+      conn = await DBusConnection.connect(options.address ?? systemBusAddress(), { callTimeoutMs });
     } catch (err) {
       throw new JoulegateError((err as Error).message); // names the bus address
     }
@@ -103,6 +119,7 @@ export class GeopmClient {
       return await this.connection.call({ destination: this.destination, path: OBJECT_PATH, ...opts });
     } catch (err) {
       if (err instanceof DBusRemoteError) throw new ServiceError(err.dbusName, err.message);
+      if (err instanceof DBusTimeoutError) throw new JoulegateError(err.message);
       throw err;
     }
   }

@@ -126,6 +126,15 @@ export class PlatformIO {
     return indices;
   }
 
+  /**
+   * The native indices a signal read at (domain, idx) needs. select_first keeps only the first
+   * value, so only the first is read: TIME at board is one read, not one per cpu.
+   */
+  private signalIndices(name: string, info: SignalInfo, domain: DomainType, idx: number): number[] {
+    const natives = this.nativeIndices(name, info.domain, domain, idx);
+    return info.aggregation === Aggregation.SelectFirst ? natives.slice(0, 1) : natives;
+  }
+
   /** Tries each candidate backend in priority order; reports all failures if none serves. */
   private firstThatServes<T>(name: string, kind: 'signal' | 'control', attempt: (b: Backend) => T): T {
     const cands = this.candidates(name, kind);
@@ -165,7 +174,7 @@ export class PlatformIO {
     if (this.frozen) throw new JoulegateError('cannot push a signal after readBatch() or adjust()');
     const handle = this.firstThatServes(name, 'signal', (b) => {
       const info = b.signalInfo(name);
-      const natives = this.nativeIndices(name, info.domain, domain, idx);
+      const natives = this.signalIndices(name, info, domain, idx);
       const handles = natives.map((i) => b.pushSignal(name, info.domain, i));
       return { backend: b, handles, aggregation: info.aggregation };
     });
@@ -235,7 +244,7 @@ export class PlatformIO {
   async readSignal(name: string, domain: DomainType, idx: number): Promise<number> {
     return this.firstThatServesAsync(name, 'signal', async (b) => {
       const info = b.signalInfo(name);
-      const natives = this.nativeIndices(name, info.domain, domain, idx);
+      const natives = this.signalIndices(name, info, domain, idx);
       const values = await Promise.all(natives.map((i) => b.readSignal(name, info.domain, i)));
       return values.length === 1 ? values[0]! : aggregate(info.aggregation, values);
     });

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { timeOriginNs } from '../backends/time.js';
 import { batchPaths, type ServerReport } from '../ipc/batch/protocol.js';
 import { JoulegateError } from '../platform/errors.js';
 import { processExists } from '../platform/process.js';
@@ -82,6 +83,7 @@ export class BatchServerLauncher implements BatchLauncher {
         signals: req.signals,
         controls: req.controls,
         parentPid: process.pid,
+        timeOriginNs: String(timeOriginNs()),
       }),
     );
 

@@ -10,6 +10,7 @@ import {
   type MethodName,
   OBJECT_PATH,
   outSignature,
+  PROPERTIES_INTERFACE,
   parentNodeXml,
 } from '../ipc/dbus/interface.js';
 import type { DecodedMessage, WireValue } from '../ipc/dbus/wire.js';
@@ -17,6 +18,7 @@ import { errorMessage } from '../platform/errors.js';
 import type { Caller } from './caller-access.js';
 import { dbusErrorName } from './errors.js';
 import type { MethodTable } from './methods.js';
+import { answerProperties } from './properties.js';
 
 /** Error text on the wire: one line, bounded. */
 function oneLine(text: string): string {
@@ -48,7 +50,8 @@ function machineId(): string {
 /**
  * Routes method calls arriving on the bus to the service: checks path, interface, member and
  * the exact input signature, asks the bus daemon who the sender is, and turns every failure
- * into a D-Bus error reply. Also answers Introspectable.Introspect and Peer.Ping/GetMachineId.
+ * into a D-Bus error reply. Also answers Introspectable.Introspect, Peer.Ping/GetMachineId and
+ * Properties on the object.
  */
 export class Dispatcher {
   private readonly callers = new Map<string, Caller>();
@@ -87,6 +90,12 @@ export class Dispatcher {
           'org.freedesktop.DBus.Error.UnknownMethod',
           `no method ${msg.member} on Peer`,
         );
+      return true;
+    }
+    if (msg.interface === PROPERTIES_INTERFACE && msg.path === OBJECT_PATH) {
+      const answer = answerProperties(msg);
+      if ('reply' in answer) this.conn.reply(msg, answer.reply.signature, answer.reply.body);
+      else this.conn.replyError(msg, answer.error.name, answer.error.text);
       return true;
     }
     if (

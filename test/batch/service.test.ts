@@ -15,7 +15,10 @@ const h = new ServiceHarness();
 let user: TestUser;
 
 function userPrefix(env: Record<string, string> = h.env()): string[] {
-  const vars = Object.entries({ ...env, PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
+  // The plugin path is the daemon's (a root-only directory); clients load no plugins here.
+  const vars = Object.entries({ ...env, PATH: '/usr/bin:/bin' })
+    .filter(([k]) => k !== 'JOULEGATE_PLUGIN_PATH')
+    .map(([k, v]) => `${k}=${v}`);
   return [...asUser(user), 'env', ...vars];
 }
 
@@ -129,6 +132,39 @@ test('`joulegate session` run by a non-admin samples through the batch server', 
   const started = [...h.daemonLog.matchAll(/batch server \d+ started for pid/g)].length;
   assert.equal(started, startedBefore + 1, 'the session sampled through one batch server');
   assert.deepEqual(batchFiles(), []);
+});
+
+test('TIME: one clock for D-Bus and batch reads, native to cpu, readable at every domain', async () => {
+  const [out] = await driver('clock');
+  const { dbusBefore, batch, dbusAfter, info, domains } = out as {
+    dbusBefore: number;
+    batch: [number, number];
+    dbusAfter: number;
+    info: { domain: number; aggregation: number; format: number; behavior: number };
+    domains: Record<string, number>;
+  };
+  // The batch server counts from the daemon's origin, not from its own start: its TIME lies
+  // between the D-Bus reads made just before and just after it.
+  assert.ok(dbusBefore > 0 && batch[0] >= dbusBefore, JSON.stringify(out));
+  assert.ok(batch[1] >= batch[0] && dbusAfter >= batch[1], JSON.stringify(out));
+  const { domain, aggregation, format, behavior } = info;
+  assert.deepEqual([domain, aggregation, format, behavior], [3, 11, 0, 1]); // cpu, select_first, double, monotone
+  assert.deepEqual(Object.keys(domains), ['cpu', 'core', 'package', 'board']);
+  for (const value of Object.values(domains)) assert.ok(value >= dbusAfter, JSON.stringify(out));
+  // `joulegate read` by the same user goes through the daemon (SERVICE) at every domain.
+  for (const [name, domain, idx] of [
+    ['TIME', 'cpu', '1'],
+    ['TIME', 'core', '1'],
+    ['TIME', 'package', '1'],
+    ['TIME', 'board', '0'],
+    ['SERVICE::TIME', 'cpu', '1'],
+    ['SERVICE::TIME', 'board', '0'],
+  ]) {
+    const r = await runCli(['read', name!, domain!, idx!], { prefix: userPrefix() });
+    assert.equal(r.code, 0, `${domain}: ${r.stderr}`);
+    assert.equal(r.stderr, '');
+    assert.ok(Number(r.stdout) >= dbusAfter, `${domain}: ${r.stdout} < ${dbusAfter}`);
+  }
 });
 
 test('without a reachable daemon a non-admin gets local signals and a one-line warning', async () => {

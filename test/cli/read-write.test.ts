@@ -44,6 +44,20 @@ test('read TIME board 0 prints the elapsed time as %.16g', async () => {
   assert.equal(r.stderr, '');
 });
 
+test('TIME is native to cpu and readable at every domain, as GEOPM', async () => {
+  for (const [domain, idx] of [
+    ['cpu', '1'],
+    ['core', '0'],
+    ['package', '0'],
+    ['board', '0'],
+  ]) {
+    const r = await runCli(['read', 'TIME', domain!, idx!]);
+    assert.equal(r.code, 0, `${domain}: ${r.stderr}`);
+    const value = Number(r.stdout);
+    assert.ok(value > 0 && value < 60, `${domain}: ${r.stdout}`);
+  }
+});
+
 test('read --domain: every domain name in 28 columns, then its count', async () => {
   for (const flag of ['--domain', '-d']) {
     const r = await runCli(['read', flag]);
@@ -63,8 +77,9 @@ test('read --info NAME prints the description block; --info-all describes every 
   assert.equal(r.code, 0, r.stderr);
   assert.equal(
     r.stdout,
-    'TIME:\n    description: Time elapsed since the backend was loaded (monotonic clock)\n' +
-      '    units: seconds\n    aggregation: select_first\n    domain: board\n    iogroup: TIME\n' +
+    'TIME:\n    description: Time elapsed since the daemon started (read through the service) or ' +
+      'this program loaded TIME (monotonic clock)\n' +
+      '    units: seconds\n    aggregation: select_first\n    domain: cpu\n    iogroup: TIME\n' +
       '    alias_for: TIME::ELAPSED\n',
   );
   const short = await runCli(['read', '-i', 'TIME']);

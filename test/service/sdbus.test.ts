@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { inSignature, METHOD_NAMES, outSignature } from '../../src/ipc/dbus/interface.js';
+import { GeopmClient, type ServiceError } from '../../src/ipc/geopm-client.js';
 import { run } from '../helpers/cli.js';
 import { asUser, ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';
@@ -65,4 +66,70 @@ test('sd-bus sees D-Bus errors with the daemon message', async () => {
   assert.match(wrong.stderr, /expects signature 'sii', got 's'/);
   const admin = await busctl(call('PlatformLockControl'), true);
   assert.match(admin.stderr, /requires CAP_SYS_ADMIN/);
+});
+
+const properties = (method: string, ...args: string[]) => [
+  'call',
+  'io.github.geopm',
+  '/io/github/geopm',
+  'org.freedesktop.DBus.Properties',
+  method,
+  ...args,
+];
+
+test('sd-bus: Properties is introspected and answered as GEOPM answers it', async () => {
+  const intro = await busctl(['introspect', 'io.github.geopm', '/io/github/geopm'], true);
+  assert.equal(intro.code, 0, intro.stderr);
+  for (const member of ['.Get ', '.GetAll ', '.Set ', '.PropertiesChanged ']) {
+    assert.ok(
+      intro.stdout.split('\n').some((l) => l.startsWith(member)),
+      `${member}: ${intro.stdout}`,
+    );
+  }
+  assert.match(intro.stdout, /^org\.freedesktop\.DBus\.Properties\s+interface/m);
+  // GetAll of io.github.geopm: an empty a{sv}, for any caller.
+  const all = await busctl([...properties('GetAll', 's', 'io.github.geopm'), '--json=short'], true);
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(JSON.parse(all.stdout), { type: 'a{sv}', data: [{}] });
+  // Get and Set of a property it does not have, and any other interface: InvalidArgs (GDBus's
+  // error, which geopmd's clients see).
+  const get = await busctl(
+    ['get-property', 'io.github.geopm', '/io/github/geopm', 'io.github.geopm', 'Foo'],
+    true,
+  );
+  assert.notEqual(get.code, 0);
+  assert.match(get.stderr, /No such property “Foo”/);
+  const set = await busctl(
+    ['set-property', 'io.github.geopm', '/io/github/geopm', 'io.github.geopm', 'Foo', 's', 'bar'],
+    true,
+  );
+  assert.notEqual(set.code, 0);
+  assert.match(set.stderr, /No such property “Foo”/);
+  const other = await busctl(properties('GetAll', 's', 'org.example.Nope'), true);
+  assert.notEqual(other.code, 0);
+  assert.match(other.stderr, /No such interface “org\.example\.Nope”/);
+  const wrong = await busctl(properties('Get', 's', 'io.github.geopm'), true);
+  assert.match(wrong.stderr, /does not match expected type “\(ss\)”/);
+  assert.equal(h.daemon!.exitCode, null);
+});
+
+test('our client: Properties GetAll is an empty a{sv}; Get fails with InvalidArgs', async () => {
+  const client = await GeopmClient.connect({ address: h.bus.address });
+  try {
+    const props = { interface: 'org.freedesktop.DBus.Properties' };
+    const all = await client.raw({ ...props, member: 'GetAll', signature: 's', body: ['io.github.geopm'] });
+    assert.deepEqual(all, [[]]);
+    await assert.rejects(
+      client.raw({ ...props, member: 'Get', signature: 'ss', body: ['io.github.geopm', 'Version'] }),
+      (err: ServiceError) =>
+        err.dbusName === 'org.freedesktop.DBus.Error.InvalidArgs' &&
+        /No such property “Version”/.test(err.message),
+    );
+    await assert.rejects(
+      client.raw({ ...props, member: 'Delete', signature: 's', body: ['x'] }),
+      (err: ServiceError) => err.dbusName === 'org.freedesktop.DBus.Error.UnknownMethod',
+    );
+  } finally {
+    client.close();
+  }
 });

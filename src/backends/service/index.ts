@@ -182,6 +182,22 @@ export class ServiceBackend implements Backend {
     return [];
   }
 
+  /**
+   * Whether the daemon supports `name` (with or without SERVICE::) but does not offer it to
+   * this user: the access list is why it is missing here. Asks the daemon, so only for errors.
+   */
+  async refusesByAccessList(kind: 'signal' | 'control', name: string): Promise<boolean> {
+    const bare = name.startsWith(PREFIX) ? name.slice(PREFIX.length) : name;
+    const offered = kind === 'signal' ? this.signals : this.controls;
+    if (offered.has(bare)) return false;
+    try {
+      const all = await this.connected().platformGetAllAccess();
+      return (kind === 'signal' ? all.signals : all.controls).includes(bare);
+    } catch {
+      return false; // cannot tell: the original error stands
+    }
+  }
+
   /** The daemon's name for a request: without our prefix, at the native domain only. */
   private request(info: SignalInfo, name: string, domain: DomainType, idx: number): Pushed {
     if (domain !== info.domain) {

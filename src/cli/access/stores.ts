@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { GeopmClient, ServiceError } from '../../ipc/geopm-client.js';
-import { ErrorCode, JoulegateError, PermissionError } from '../../platform/errors.js';
+import { ErrorCode, InvalidArgumentError, JoulegateError, PermissionError } from '../../platform/errors.js';
 import {
   AccessLists,
   type AccessSet,
@@ -42,6 +42,7 @@ export class DaemonAccessStore implements AccessStore {
     try {
       return new DaemonAccessStore(await GeopmClient.connect());
     } catch (err) {
+      if (err instanceof InvalidArgumentError) throw err; // a bad setting (JOULEGATE_DBUS_TIMEOUT_MS)
       if (process.env.JOULEGATE_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
       // No bus socket at all: the daemon cannot be running either.
       throw new JoulegateError(SERVICE_NOT_RUNNING);

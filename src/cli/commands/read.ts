@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { errorMessage } from '../../platform/errors.js';
 import { domainTypeOf } from '../parse.js';
-import { indexOperand, registerPioTool, ToolError } from '../pio-tool.js';
+import { failureReason, indexOperand, registerPioTool, ToolError } from '../pio-tool.js';
 
 /** `joulegate read`: geopmread. */
 export function register(program: Command): void {
@@ -20,7 +19,7 @@ export function register(program: Command): void {
         const value = await pio.readSignal(name!, domainTypeOf(domainText!), idx);
         return `${pio.formatSignal(name!, value)}\n`;
       } catch (err) {
-        throw new ToolError(`cannot read signal: ${errorMessage(err)}`);
+        throw new ToolError(`cannot read signal: ${await failureReason(pio, 'signal', name!, err)}`);
       }
     },
   });

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { errorMessage } from '../../platform/errors.js';
 import { domainTypeOf, EINVAL, parseSetting } from '../parse.js';
-import { indexOperand, registerPioTool, ToolError } from '../pio-tool.js';
+import { failureReason, indexOperand, registerPioTool, ToolError } from '../pio-tool.js';
 
 /** `joulegate write`: geopmwrite. A coarser domain than the control's writes every part of it. */
 export function register(program: Command): void {
@@ -22,7 +21,7 @@ export function register(program: Command): void {
         await pio.writeControl(name!, domainTypeOf(domainText!), idx, value);
         return '';
       } catch (err) {
-        throw new ToolError(`cannot write control: ${errorMessage(err)}`);
+        throw new ToolError(`cannot write control: ${await failureReason(pio, 'control', name!, err)}`);
       }
     },
   });

@@ -71,12 +71,39 @@ export function socketPathOf(address: string): string {
   );
 }
 
+/** A call got no reply in time; the message names the method, the peer and the bus. */
+export class DBusTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DBusTimeoutError';
+  }
+}
+
 export interface ConnectOptions {
   /** Limit for the whole set-up: socket, authentication and Hello (default 10 s). */
   timeoutMs?: number;
+  /** How long a call waits for its reply unless the call says otherwise (default: defaultCallTimeoutMs()). */
+  callTimeoutMs?: number;
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+/** libdbus's default reply timeout. */
+export const CALL_TIMEOUT_MS_DEFAULT = 25_000;
+
+/** JOULEGATE_DBUS_TIMEOUT_MS (milliseconds, > 0) or libdbus's 25 s. */
+export function defaultCallTimeoutMs(
+  value: string | undefined = process.env.JOULEGATE_DBUS_TIMEOUT_MS,
+): number {
+  if (value === undefined || value === '') return CALL_TIMEOUT_MS_DEFAULT;
+  const ms = Number(value);
+  // setTimeout holds at most 2^31-1 ms; beyond that it would fire at once.
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(ms > 0) || ms > 2_147_483_647) {
+    throw new Error(
+      `JOULEGATE_DBUS_TIMEOUT_MS must be a number of milliseconds from 1 to 2147483647, not "${value}"`,
+    );
+  }
+  return ms;
+}
 
 export interface CallOptions {
   destination?: string;
@@ -85,6 +112,8 @@ export interface CallOptions {
   member: string;
   signature?: string;
   body?: WireValue[];
+  /** How long to wait for the reply (default: the connection's call timeout). */
+  timeoutMs?: number;
 }
 
 export type MethodCallHandler = (msg: DecodedMessage) => void;
@@ -99,7 +128,7 @@ export class DBusConnection {
   private serial = 1;
   private readonly pending = new Map<
     number,
-    { resolve: (m: DecodedMessage) => void; reject: (e: Error) => void }
+    { resolve: (m: DecodedMessage) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
   >();
   private inbox: Buffer = Buffer.alloc(0);
   private closedError?: Error;
@@ -108,13 +137,19 @@ export class DBusConnection {
   };
   private closeListeners: ((err?: Error) => void)[] = [];
 
-  private constructor(private readonly socket: Socket) {}
+  private constructor(
+    private readonly socket: Socket,
+    /** The bus address, for messages. */
+    readonly address: string,
+    private readonly callTimeoutMs: number,
+  ) {}
 
   static async connect(
     address: string = systemBusAddress(),
     options: ConnectOptions = {},
   ): Promise<DBusConnection> {
     const timeoutMs = options.timeoutMs ?? CONNECT_TIMEOUT_MS;
+    const callTimeoutMs = options.callTimeoutMs ?? defaultCallTimeoutMs();
     const socket = createConnection(socketPathOf(address));
     // One limit for every step: destroying the socket fails whichever step is waiting.
     let timedOut = false;
@@ -133,7 +168,7 @@ export class DBusConnection {
       });
       await authenticateExternal(socket);
       authenticated = true;
-      const conn = new DBusConnection(socket);
+      const conn = new DBusConnection(socket, address, callTimeoutMs);
       conn.attach();
       const reply = await conn.call({
         destination: 'org.freedesktop.DBus',
@@ -187,8 +222,9 @@ export class DBusConnection {
   private dispatch(msg: DecodedMessage): void {
     if (msg.type === MessageType.MethodReturn || msg.type === MessageType.Error) {
       const waiter = msg.replySerial === undefined ? undefined : this.pending.get(msg.replySerial);
-      if (!waiter) return;
+      if (!waiter) return; // not ours, or its caller gave up waiting
       this.pending.delete(msg.replySerial!);
+      clearTimeout(waiter.timer);
       if (msg.type === MessageType.Error) {
         const text = typeof msg.body[0] === 'string' ? msg.body[0] : '';
         waiter.reject(new DBusRemoteError(msg.errorName ?? 'org.freedesktop.DBus.Error.Failed', text));
@@ -203,7 +239,10 @@ export class DBusConnection {
   private shutdown(err: Error): void {
     if (this.closedError) return;
     this.closedError = err;
-    for (const w of this.pending.values()) w.reject(err);
+    for (const w of this.pending.values()) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
     this.pending.clear();
     for (const l of this.closeListeners) l(err);
   }
@@ -221,7 +260,11 @@ export class DBusConnection {
     this.socket.write(encodeMessage(msg));
   }
 
-  /** Calls a method and resolves with the reply's message (body and signature). */
+  /**
+   * Calls a method and resolves with the reply's message (body and signature). Without a reply
+   * within the timeout it rejects with DBusTimeoutError, as libdbus does: a peer that never
+   * answers must not hang the caller.
+   */
   callMessage(opts: CallOptions): Promise<DecodedMessage> {
     return new Promise((resolve, reject) => {
       const serial = this.serial++;
@@ -241,7 +284,18 @@ export class DBusConnection {
         reject(err);
         return;
       }
-      this.pending.set(serial, { resolve, reject });
+      const timeoutMs = opts.timeoutMs ?? this.callTimeoutMs;
+      const timer = setTimeout(() => {
+        this.pending.delete(serial);
+        const method = opts.interface ? `${opts.interface}.${opts.member}` : opts.member;
+        reject(
+          new DBusTimeoutError(
+            `no reply to ${method} from ${opts.destination ?? 'the bus'} within ${timeoutMs} ms ` +
+              `(bus ${this.address}; JOULEGATE_DBUS_TIMEOUT_MS sets the limit)`,
+          ),
+        );
+      }, timeoutMs);
+      this.pending.set(serial, { resolve, reject, timer });
     });
   }
 

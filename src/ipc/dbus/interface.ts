@@ -261,13 +261,42 @@ const STANDARD_INTERFACES = `  <interface name="org.freedesktop.DBus.Introspecta
     </method>
   </interface>`;
 
+export const PROPERTIES_INTERFACE = 'org.freedesktop.DBus.Properties';
+
+/**
+ * org.freedesktop.DBus.Properties as the D-Bus specification defines it. io.github.geopm has
+ * no properties; GEOPM's object still answers this interface (GetAll gives an empty a{sv}),
+ * so generic tools that ask for properties work the same against either daemon.
+ */
+const PROPERTIES_XML = `  <interface name="${PROPERTIES_INTERFACE}">
+    <method name="Get">
+      <arg name="interface_name" type="s" direction="in"/>
+      <arg name="property_name" type="s" direction="in"/>
+      <arg name="value" type="v" direction="out"/>
+    </method>
+    <method name="GetAll">
+      <arg name="interface_name" type="s" direction="in"/>
+      <arg name="properties" type="a{sv}" direction="out"/>
+    </method>
+    <method name="Set">
+      <arg name="interface_name" type="s" direction="in"/>
+      <arg name="property_name" type="s" direction="in"/>
+      <arg name="value" type="v" direction="in"/>
+    </method>
+    <signal name="PropertiesChanged">
+      <arg name="interface_name" type="s"/>
+      <arg name="changed_properties" type="a{sv}"/>
+      <arg name="invalidated_properties" type="as"/>
+    </signal>
+  </interface>`;
+
 const DOCTYPE =
   '<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n' +
   ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">';
 
 /** Introspection XML of /io/github/geopm (also packaging/io.github.geopm.xml). */
 export function introspectionXml(): string {
-  return `${DOCTYPE}\n<node name="${OBJECT_PATH}">\n${interfaceXml()}\n${STANDARD_INTERFACES}\n</node>\n`;
+  return `${DOCTYPE}\n<node name="${OBJECT_PATH}">\n${interfaceXml()}\n${PROPERTIES_XML}\n${STANDARD_INTERFACES}\n</node>\n`;
 }
 
 /** Introspection of a path above the object (/, /io, /io/github): one child node. */
