@@ -2,7 +2,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** Heap growth since the last collection that makes the next pause between rounds collect. */
-const GROWTH_BYTES = 4 * 1024 * 1024;
+const GROWTH_BYTES = 1024 * 1024;
 
 let collect: (() => void) | undefined;
 

@@ -24,8 +24,6 @@ export interface MonitorOptions {
   progress?: NodeJS.WriteStream;
   /** Diagnostics (`[debug]` settings); none by default. */
   log?: Logger;
-  /** Lines for the user while the app runs (what an interrupt did); stderr by default. */
-  announce?: (line: string) => void;
 }
 
 export interface MonitorResult {
@@ -119,7 +117,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const total = config.benchmarking.warmup_rounds + config.benchmarking.rounds;
   // Between rounds there is no app to forward a signal to: note it, finish, write the report.
   const noteInterrupt = (sig: NodeJS.Signals) => {
-    interrupted = sig;
+    interrupted ??= sig;
   };
   for (const sig of INTERRUPTS) process.on(sig, noteInterrupt);
   const heap = new HeapKeeper();
@@ -132,10 +130,10 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       const progress = opts.progress
         ? new ProgressLine(series, opts.progress, estimator?.fullLoadWatts)
         : undefined;
+      // What an interrupt did, for the user: on its own line, not after the progress line.
       const announce = (line: string) => {
         progress?.clear();
-        if (opts.announce) opts.announce(line);
-        else process.stderr.write(`joulegate: ${line}\n`);
+        process.stderr.write(`joulegate: ${line}\n`);
       };
       const loop = new SamplingLoop(
         sampler,

@@ -63,7 +63,7 @@ function procStat(pid: number | 'self'): number[] | undefined {
  * system) cannot be told apart from the terminal's while the monitor is in the foreground of one;
  * outside that it is passed on.
  */
-export function terminalSignalsApp(appPid: number): boolean {
+function terminalSignalsApp(appPid: number): boolean {
   const self = procStat('self');
   const app = procStat(appPid);
   if (!self || !app) return false;
@@ -93,10 +93,12 @@ class InterruptRelay {
     if (this.count === 1) {
       const fromTerminal = sig !== 'SIGTERM' && terminalSignalsApp(this.child.pid);
       if (!fromTerminal) this.child.kill(sig);
-      this.announce(
-        `${sig}: ${fromTerminal ? 'the app got it from the terminal' : `passed ${sig} on to the app`}; ` +
-          'waiting for it to exit (interrupt again to send SIGTERM)',
-      );
+      // A hang-up has taken the terminal away: nobody to tell.
+      if (sig !== 'SIGHUP')
+        this.announce(
+          `${sig}: ${fromTerminal ? 'the app got it from the terminal' : `passed ${sig} on to the app`}; ` +
+            'waiting for it to exit (interrupt again to send SIGTERM)',
+        );
     } else if (this.count === 2) {
       this.child.kill('SIGTERM');
       this.announce('second interrupt: sent SIGTERM to the app (interrupt again to send SIGKILL)');
