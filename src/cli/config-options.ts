@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ConfigLayer } from '../monitor/config/load.js';
 import type { Config } from '../monitor/config/schema.js';
+import { JoulegateError } from '../platform/errors.js';
 
 /** CLI flags that set configuration keys: flag (kebab-case of the key) → key, with help. */
 const CONFIG_FLAGS: readonly [key: string, help: string][] = [
@@ -43,10 +45,11 @@ export function addConfigOptions(cmd: Command, keys?: readonly string[]): Comman
 export async function configFromOptions(opts: Record<string, unknown>, withFlags = true): Promise<Config> {
   // Loaded here, not at startup: zod costs every other command start time.
   const { envLayer, fileLayers, flatLayer, resolveConfig } = await import('../monitor/config/load.js');
-  const layers: ConfigLayer[] = [
-    ...fileLayers((opts.config as string | undefined) ?? './.joulegate.ini'),
-    envLayer(),
-  ];
+  const named = opts.config as string | undefined;
+  // The default file is optional; one named with -c is meant to be used.
+  if (named !== undefined && !existsSync(named))
+    throw new JoulegateError(`configuration file ${named} not found`);
+  const layers: ConfigLayer[] = [...fileLayers(named ?? './.joulegate.ini'), envLayer()];
   if (withFlags) {
     const flags: Record<string, string | undefined> = {};
     for (const [key] of CONFIG_FLAGS) flags[key] = opts[camel(key)] as string | undefined;

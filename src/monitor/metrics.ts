@@ -10,6 +10,7 @@ import {
 import { type Summary, summarize } from '../platform/statistics.js';
 import { counterIncrease, counterSegments } from './energy.js';
 import { pairRegionEvents, type RegionCall, type RegionEvent } from './regions-pairing.js';
+import { RegionStats } from './round-stats.js';
 import type { SampleSet } from './sampler.js';
 import { DEVICE_GROUPS, type DeviceGroup, type EnergyMethod, type SeriesSpec } from './signals.js';
 
@@ -300,18 +301,7 @@ export interface RegionSummary {
 
 /** Per region name: statistics over every call in every round. */
 export function summarizeRegions(rounds: readonly RoundMetrics[]): RegionSummary[] {
-  const names = [...new Set(rounds.flatMap((r) => r.regions.map((c) => c.name)))];
-  return names.map((name) => {
-    const calls = rounds.flatMap((r) => r.regions.filter((c) => c.name === name));
-    return {
-      name,
-      callsPerRound: calls.length / Math.max(1, rounds.length),
-      runtime: stat(calls.map((c) => c.runtime)),
-      energy: stat(calls.map((c) => c.energy)),
-      power: stat(calls.map((c) => c.power)),
-      estimatedEnergy: stat(calls.map((c) => c.estimatedEnergy)),
-      cpuUtil: stat(calls.map((c) => c.cpuUtil ?? Number.NaN)),
-      gpuUtil: stat(calls.map((c) => c.gpuUtil ?? Number.NaN)),
-    };
-  });
+  const stats = new RegionStats();
+  for (const r of rounds) stats.addRound(r.regions);
+  return stats.summary();
 }

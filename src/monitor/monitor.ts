@@ -1,15 +1,17 @@
-import { constants, hostname } from 'node:os';
+import { constants } from 'node:os';
 import type { Diagnostic } from '../platform/backend.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { clockMs } from './clock.js';
 import { flattenConfig, regexesOf } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { cpuEstimator } from './estimate.js';
+import { HeapKeeper } from './heap.js';
 import { type Logger, SILENT } from './log.js';
 import { collectMetadata, hostCpus } from './metadata.js';
-import { type Estimator, type RoundMetrics, roundMetrics, stat, summarizeRegions } from './metrics.js';
+import { type Estimator, type RoundMetrics, roundMetrics } from './metrics.js';
 import { ProgressLine } from './progress.js';
-import type { Report, RoundReport, SourceInfo } from './report-model.js';
+import type { Report, SourceInfo } from './report-model.js';
+import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from './round-stats.js';
 import { runApp } from './run-app.js';
 import { NAN_READ, Sampler, type SampleSet, SamplingLoop, whyNoValue } from './sampler.js';
 import { type SeriesSpec, selectSeries, seriesLabel } from './signals.js';
@@ -74,6 +76,8 @@ function describeSources(series: readonly SeriesSpec[], estimator: Estimator | u
 export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const { config, pio } = opts;
   const log = opts.log ?? SILENT;
+  // The run's id and creation time are its start, not the moment the report is written.
+  const started = new Date();
   const selection = selectSeries(pio, {
     includeSensors: regexesOf(config.monitor.include_sensors),
     excludeSensors: regexesOf(config.monitor.exclude_sensors),
@@ -106,24 +110,31 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     priceFactor: config['post-processing'].price_factor,
   };
   const periodMs = config.monitor.sampling_period * 1000;
-  const rounds: RoundReport[] = [];
+  const rounds = new RoundCollector();
   let interrupted: NodeJS.Signals | undefined;
   let status = 0;
   let failure = '';
   const total = config.benchmarking.warmup_rounds + config.benchmarking.rounds;
   // Between rounds there is no app to forward a signal to: note it, finish, write the report.
   const noteInterrupt = (sig: NodeJS.Signals) => {
-    interrupted = sig;
+    interrupted ??= sig;
   };
   for (const sig of INTERRUPTS) process.on(sig, noteInterrupt);
+  const heap = new HeapKeeper();
   try {
     for (let r = 0; r < total && interrupted === undefined; r++) {
+      heap.betweenRounds();
       const warmup = r < config.benchmarking.warmup_rounds;
       log.info(`round ${r + 1} of ${total}${warmup ? ' (warm-up)' : ''}: starting ${opts.command.join(' ')}`);
       const data: SampleSet = { originMs: clockMs(), times: [], values: series.map(() => []) };
       const progress = opts.progress
         ? new ProgressLine(series, opts.progress, estimator?.fullLoadWatts)
         : undefined;
+      // What an interrupt did, for the user: on its own line, not after the progress line.
+      const announce = (line: string) => {
+        progress?.clear();
+        process.stderr.write(`joulegate: ${line}\n`);
+      };
       const loop = new SamplingLoop(
         sampler,
         data,
@@ -133,19 +144,19 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       await loop.start();
       let app: Awaited<ReturnType<typeof runApp>>;
       try {
-        app = await runApp(
-          opts.command,
-          data.originMs,
-          () => {},
-          (sig) => {
-            interrupted = sig;
+        app = await runApp(opts.command, data.originMs, {
+          onInterrupt: (sig) => {
+            interrupted ??= sig;
           },
-        );
+          announce,
+        });
       } finally {
         await loop.stop();
         progress?.clear();
       }
       status = app.exit.status;
+      // An app that handles the interrupt and exits normally still ends an interrupted run.
+      if (interrupted !== undefined && !app.exit.signal) status = 128 + (constants.signals[interrupted] ?? 0);
       // Times relative to the app start: the first sample sits just before 0.
       const shift = (app.startMs - data.originMs) / 1000;
       data.times = data.times.map((t) => t - shift);
@@ -173,15 +184,23 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       const metrics: RoundMetrics = roundMetrics(series, data, runtime, events, post, estimator);
       for (const problem of metrics.problems) log.warning(`round ${r + 1}: ${problem}`);
       metrics.problems.push(...app.problems);
-      rounds.push({
-        id: warmup ? `warmup_${r}` : String(r - config.benchmarking.warmup_rounds),
-        exit: app.exit,
-        overruns: loop.overruns,
-        times: data.times,
-        values: data.values,
-        events,
-        metrics,
-      });
+      const kept = rounds.add(
+        {
+          id: warmup ? `warmup_${r}` : String(r - config.benchmarking.warmup_rounds),
+          exit: app.exit,
+          overruns: loop.overruns,
+          times: data.times,
+          values: data.values,
+          events,
+          metrics,
+        },
+        failedRound,
+      );
+      if (!kept && rounds.omitted === 1)
+        log.warning(
+          `round ${r + 1}: the report keeps ${rounds.kept.length} rounds whole; this and later rounds ` +
+            'are only in its statistics',
+        );
       if (failedRound) break;
     }
   } finally {
@@ -204,17 +223,25 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     else if (estimator) reason = `${none}: CPU power is estimated from utilisation and shown separately`;
     unavailable.push({ backend: 'monitor', reason });
   }
-  const m = rounds.map((r) => r.metrics.host);
+  if (rounds.omitted > 0)
+    unavailable.push({
+      backend: 'monitor',
+      reason:
+        `${rounds.omitted} of ${rounds.omitted + rounds.kept.length} rounds are only in the summary ` +
+        `statistics, not kept whole (samples, per-round figures): a report keeps at most ${KEPT_ROUNDS} ` +
+        `rounds and ${KEPT_SAMPLE_VALUES} sample values`,
+    });
+  const metadata = collectMetadata(pio);
   const report: Report = {
     kind: 'joulegate-report',
     version: 1,
     app: config.output.app_name || appNameOf(opts.command),
-    runId: config.output.run_id || new Date().toISOString().replace(/[:]/g, '-').replace(/\..*$/, ''),
+    runId: config.output.run_id || started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, ''),
     failed: failure !== '',
     failure,
-    created: new Date().toISOString(),
-    host: hostname(),
-    metadata: collectMetadata(pio),
+    created: started.toISOString(),
+    host: metadata.hostname!,
+    metadata,
     config: flattenConfig(config),
     samplingPeriod: config.monitor.sampling_period,
     priceUnit: config['post-processing'].price_unit,
@@ -222,16 +249,10 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     sources: describeSources(series, estimator),
     unavailable,
     warmupRounds: config.benchmarking.warmup_rounds,
-    rounds,
-    summary: {
-      runtime: stat(m.map((h) => h.runtime)),
-      energy: stat(m.map((h) => h.facilityEnergy)),
-      power: stat(m.map((h) => h.power)),
-      estimated_energy: stat(m.map((h) => h.estimatedEnergy)),
-      co2: stat(m.map((h) => h.co2)),
-      money: stat(m.map((h) => h.money)),
-    },
-    regions: summarizeRegions(rounds.map((r) => r.metrics)),
+    rounds: rounds.kept,
+    ...(rounds.omitted > 0 ? { omittedRounds: rounds.omitted } : {}),
+    summary: rounds.summary(),
+    regions: rounds.regionSummary(),
   };
   return { report, status };
 }

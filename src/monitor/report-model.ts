@@ -51,9 +51,19 @@ export interface Report {
   unavailable: Diagnostic[];
   warmupRounds: number;
   rounds: RoundReport[];
+  /**
+   * Rounds left out of `rounds` to bound memory and file size (see round-stats.ts); they count
+   * in `summary` and `regions`. Absent when every round is kept.
+   */
+  omittedRounds?: number;
   /** Statistics across rounds of the host metrics. */
   summary: Record<string, Stat>;
   regions: RegionSummary[];
+}
+
+/** Rounds the report's statistics cover: those kept whole and those left out. */
+export function roundCount(r: Report): number {
+  return r.rounds.length + (r.omittedRounds ?? 0);
 }
 
 /** File name stem: perun's `<app>_<run id>`, `failed_` in front of a failed run. */

@@ -1,10 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Aggregation, aggregate } from './aggregation.js';
 import type { Backend, Diagnostic } from './backend.js';
 import { type DomainType, domainName, isNestedDomain, isValidDomain } from './domains.js';
 import { errorMessage, InvalidArgumentError, JoulegateError } from './errors.js';
 import { formatValue } from './format.js';
+import { makeDirs } from './make-dirs.js';
 import type { ControlInfo, SavedControl, SignalInfo } from './signal-info.js';
 import type { Topology } from './topology.js';
 
@@ -262,7 +263,7 @@ export class PlatformIO {
 
   /** Saves every control of every backend, one JSON file per backend, written atomically. */
   async saveControls(dir: string): Promise<void> {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     for (const b of this.backends) {
       const settings = await b.saveControls();
       const file = join(dir, saveFileName(b.name));

@@ -1,17 +1,23 @@
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
+import { ioReason, makeDirs } from '../platform/make-dirs.js';
+
+function makeOutputDir(dir: string): void {
+  try {
+    makeDirs(dir);
+  } catch (err) {
+    throw new JoulegateError(`cannot use output directory ${dir}: ${errorMessage(err)}`);
+  }
+}
 
 /**
  * Creates `<dir>/<stem>.<ext>`, or `<stem>_1.<ext>`, `_2`, … if taken: O_EXCL makes the choice
  * atomic, so monitors running at the same time never overwrite each other's files.
  */
 export function createUnique(dir: string, stem: string, ext: string): { fd: number; path: string } {
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw new JoulegateError(`cannot create output directory ${dir}: ${errorMessage(err)}`);
-  }
+  makeOutputDir(dir);
   for (let n = 0; n < 10_000; n++) {
     const path = join(dir, `${stem}${n === 0 ? '' : `_${n}`}.${ext}`);
     try {
@@ -35,4 +41,19 @@ export function writeUnique(dir: string, stem: string, ext: string, content: str
     closeSync(fd);
   }
   return path;
+}
+
+/**
+ * Makes sure reports can be written to `dir` before anything is measured: creates it and
+ * creates and removes a file in it. Throws one line naming the directory and the reason.
+ */
+export function checkOutputDir(dir: string): void {
+  makeOutputDir(dir);
+  const probe = join(dir, `.joulegate-write-test-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    closeSync(openSync(probe, 'wx', 0o600));
+    unlinkSync(probe);
+  } catch (err) {
+    throw new JoulegateError(`cannot write to output directory ${dir} (${ioReason(err)})`);
+  }
 }

@@ -137,6 +137,7 @@ export const MULTI_RUN_ATTRS = {
   failure: 'failure',
   samplingPeriod: 'sampling_period_s',
   warmupRounds: 'warmup_rounds',
+  omittedRounds: 'omitted_rounds',
 } as const;
 
 /** Attributes joulegate puts on a RUN besides the host metadata. */

@@ -115,6 +115,7 @@ class TreeReader {
     const series = this.series(firstHost);
     const rounds = runs.map((run) => this.round(run, series));
     const summaryOf = (metric: string) => this.stats(multi, metric);
+    const omittedRounds = num(attrs, MULTI_RUN_ATTRS.omittedRounds, multi.path);
     return {
       kind: 'joulegate-report',
       version: 1,
@@ -133,6 +134,7 @@ class TreeReader {
       unavailable: this.diagnostics(multi),
       warmupRounds: requiredNum(attrs, MULTI_RUN_ATTRS.warmupRounds, multi.path),
       rounds,
+      ...(omittedRounds ? { omittedRounds } : {}),
       summary: {
         runtime: summaryOf('runtime'),
         energy: summaryOf('energy'),
@@ -399,23 +401,45 @@ function checkSignature(path: string): void {
   throw new ParseError(`${path}: not an HDF5 file`);
 }
 
+/**
+ * One line from an error HDF5 raised: the innermost entry of its error stack ("truncated file:
+ * eof = 5000, …") rather than the whole stack the library would print.
+ */
+function hdf5Reason(err: unknown): string {
+  const message = errorMessage(err);
+  const entries = [...message.matchAll(/#\d+: .* in [\w.]+\(\): (.*)$/gm)];
+  return entries.at(-1)?.[1]?.trim() ?? message.split('\n')[0]!;
+}
+
 /** Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree. */
 export async function readHdf5(path: string): Promise<Report> {
   checkSignature(path);
   const h5 = await loadH5();
-  let file: InstanceType<H5['File']>;
+  // HDF5 prints its error stack to stderr (40 lines for a truncated file); thrown instead, it
+  // becomes one line here. Only while reading: a read has nothing to leave half done.
+  h5.Module.activate_throwing_error_handler();
   try {
-    file = new h5.File(path, 'r');
-  } catch (err) {
-    throw new ParseError(`${path}: not a readable HDF5 file (${errorMessage(err)})`);
-  }
-  try {
-    return new TreeReader(h5).report(file);
-  } catch (err) {
-    if (err instanceof TreeError)
-      throw new ParseError(`${path}: not a joulegate HDF5 report: ${err.message}`);
-    throw err;
+    let file: InstanceType<H5['File']>;
+    try {
+      file = new h5.File(path, 'r');
+    } catch (err) {
+      throw new ParseError(`${path}: not a readable HDF5 file (${hdf5Reason(err)})`);
+    }
+    try {
+      return new TreeReader(h5).report(file);
+    } catch (err) {
+      if (err instanceof TreeError)
+        throw new ParseError(`${path}: not a joulegate HDF5 report: ${err.message}`);
+      if (err instanceof JoulegateError) throw err;
+      throw new ParseError(`${path}: damaged HDF5 report (${hdf5Reason(err)})`);
+    } finally {
+      try {
+        file.close();
+      } catch {
+        // a file that failed to read may fail to close as well; the read error is the news
+      }
+    }
   } finally {
-    file.close();
+    h5.Module.deactivate_throwing_error_handler();
   }
 }

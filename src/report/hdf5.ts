@@ -270,6 +270,7 @@ export async function writeHdf5(report: Report, path: string): Promise<void> {
     });
     floatAttribute(multi, MULTI_RUN_ATTRS.samplingPeriod, report.samplingPeriod);
     intAttribute(multi, MULTI_RUN_ATTRS.warmupRounds, report.warmupRounds);
+    if (report.omittedRounds) intAttribute(multi, MULTI_RUN_ATTRS.omittedRounds, report.omittedRounds);
     addDiagnostics(multi, report.unavailable);
     const { summary } = report;
     addMetric(metricsOf(multi), 'runtime', 's', summary.runtime!);

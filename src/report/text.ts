@@ -1,5 +1,5 @@
 import type { GroupMetrics, HostMetrics, Stat } from '../monitor/metrics.js';
-import type { Report } from '../monitor/report-model.js';
+import { type Report, roundCount } from '../monitor/report-model.js';
 import type { DeviceGroup } from '../monitor/signals.js';
 import { meanStdUnit, withUnit } from './units.js';
 
@@ -105,7 +105,7 @@ function regionsTable(report: Report): string {
 const sig = (v: number) => (v === 0 ? '0' : v.toPrecision(3));
 
 function summarySentence(report: Report): string {
-  const n = report.rounds.length;
+  const n = roundCount(report);
   const kwh = report.summary.energy!.sum / 3.6e6;
   const head = `The application has been run ${n} time${n === 1 ? '' : 's'}.`;
   if (Number.isFinite(kwh)) {
@@ -135,7 +135,7 @@ function acrossRounds(report: Report): string {
   if (Number.isFinite(s.estimated_energy!.mean)) {
     parts.push(`estimated energy ${meanStdUnit(s.estimated_energy!.mean, s.estimated_energy!.std, 'J')}`);
   }
-  return `Across ${report.rounds.length} rounds (mean ± std): ${parts.join(', ')}`;
+  return `Across ${roundCount(report)} rounds (mean ± std): ${parts.join(', ')}`;
 }
 
 /** perun's text report, plus what was measured how and what was not available. */
@@ -150,7 +150,7 @@ export function renderText(report: Report): string {
   if (report.failed) out.push(`Status: FAILED (${report.failure}); this report is partial`);
   out.push(
     `Host: ${report.host} (${report.metadata.processor ?? '?'}, ${report.metadata.core_count ?? '?'} CPUs)`,
-    `Sampling period: ${report.samplingPeriod} s; rounds: ${report.rounds.length}${report.warmupRounds ? ` (+${report.warmupRounds} warm-up)` : ''}`,
+    `Sampling period: ${report.samplingPeriod} s; rounds: ${roundCount(report)}${report.warmupRounds ? ` (+${report.warmupRounds} warm-up)` : ''}`,
     '',
     'Measured:',
   );
@@ -164,7 +164,7 @@ export function renderText(report: Report): string {
   const problems = report.rounds.flatMap((r) => r.metrics.problems.map((p) => `round ${r.id}: ${p}`));
   if (problems.length > 0) out.push('Problems:', ...problems.map((p) => `  ${p}`));
   out.push('', `RUN ID: ${report.runId}`, '', roundsTable(report), '');
-  if (report.rounds.length > 1) out.push(acrossRounds(report), '');
+  if (roundCount(report) > 1) out.push(acrossRounds(report), '');
   if (report.regions.length > 0) out.push('Monitored Regions', '', regionsTable(report), '');
   out.push('Application Summary', '', summarySentence(report), '');
   return out.join('\n');

@@ -1,8 +1,9 @@
 import { closeSync, readFileSync } from 'node:fs';
-import { extname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { extname, resolve } from 'node:path';
 import { type Report, reportStem } from '../monitor/report-model.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
-import { createUnique, writeUnique } from './files.js';
+import { checkOutputDir, createUnique, writeUnique } from './files.js';
 import { reportFromJson, reportToJson } from './json.js';
 
 /** Output formats: file extension and renderer; heavy renderers are imported on first use. */
@@ -28,6 +29,79 @@ export async function writeFormat(report: Report, format: string, dir: string): 
   const w = WRITERS[format];
   if (!w) throw new JoulegateError(`unknown format ${format} (expected one of ${OUTPUT_FORMATS.join(', ')})`);
   return writeUnique(dir, stem, w.ext, await w.render(report));
+}
+
+/**
+ * Checks before a run that its reports can be written: known formats, an output directory that
+ * exists (or is created) and takes files, and the HDF5 library where hdf5 is asked for.
+ */
+export async function checkOutput(formats: readonly string[], dir: string): Promise<void> {
+  for (const f of formats)
+    if (!OUTPUT_FORMATS.includes(f))
+      throw new JoulegateError(`unknown format ${f} (expected one of ${OUTPUT_FORMATS.join(', ')})`);
+  checkOutputDir(dir);
+  if (formats.includes('hdf5')) {
+    try {
+      await (await import('./hdf5-layout.js')).loadH5();
+    } catch (err) {
+      throw new JoulegateError(
+        `cannot write hdf5 reports: the HDF5 library does not load (${errorMessage(err)})`,
+      );
+    }
+  }
+}
+
+/** Where a report goes that cannot be written where asked: the temp directories. */
+function fallbackDirs(failed: string): string[] {
+  return [...new Set([tmpdir(), '/tmp', '/var/tmp'])].filter((d) => resolve(d) !== resolve(failed));
+}
+
+/** Writes `format` to the first fallback directory that takes it; undefined when none does. */
+async function writeFallback(report: Report, format: string, failedDir: string): Promise<string | undefined> {
+  for (const dir of fallbackDirs(failedDir)) {
+    try {
+      return await writeFormat(report, format, dir);
+    } catch {
+      // the next directory, then JSON
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Writes every format into `dir`, telling `say` one line per file. A format that fails there is
+ * written to a temp directory instead, and one that cannot be rendered at all is kept as JSON
+ * (`joulegate export` converts it later): a measured run is never lost. Returns whether every
+ * format went where it was asked.
+ */
+export async function writeReports(
+  report: Report,
+  formats: readonly string[],
+  dir: string,
+  say: (line: string) => void,
+): Promise<boolean> {
+  let allWritten = true;
+  let jsonFallback: string | undefined;
+  for (const format of formats) {
+    try {
+      say(`wrote ${await writeFormat(report, format, dir)}`);
+    } catch (err) {
+      allWritten = false;
+      const failed = `could not write the ${format} report to ${dir}: ${errorMessage(err)}`;
+      const elsewhere = await writeFallback(report, format, dir);
+      if (elsewhere !== undefined) {
+        say(`${failed}; wrote it to ${elsewhere} instead`);
+        continue;
+      }
+      jsonFallback ??= format === 'json' ? undefined : await writeFallback(report, 'json', dir);
+      say(
+        jsonFallback === undefined
+          ? `${failed}; no temp directory took it either, the ${format} report is lost`
+          : `${failed}; saved the report as ${jsonFallback} instead (convert it: joulegate export ${jsonFallback} ${format})`,
+      );
+    }
+  }
+  return allWritten;
 }
 
 /** Reads a report written as json or hdf5 (chosen by the file's suffix). */

@@ -7,7 +7,6 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -16,6 +15,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { makeDirs } from '../platform/make-dirs.js';
 
 /**
  * File primitives for the daemon's own state (access lists, session records, saved controls).
@@ -95,7 +95,7 @@ export function secureMakeDirs(path: string, mode = SECURE_DIR_MODE, options: Se
     if (reason === undefined) return;
     quarantine(path, reason, options.log);
   }
-  mkdirSync(path, { recursive: true, mode });
+  makeDirs(path, mode);
   // mkdir's mode is filtered by the umask; the contract is the exact mode.
   chmodSync(path, mode);
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { openPlatform } from '../../backends/open-platform.js';
-import { errorMessage } from '../../platform/errors.js';
 import { addConfigOptions, configFromOptions } from '../config-options.js';
+
+const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** `joulegate monitor [options] -- CMD ARGS…` */
 export function register(program: Command): void {
@@ -17,13 +18,16 @@ export function register(program: Command): void {
   cmd.action(async (command: string[], opts: Record<string, unknown>) => {
     const config = await configFromOptions(opts);
     // The monitor's modules load only when it runs, keeping other commands' start cheap.
-    const [{ runMonitor }, { AppStartError }, { formatsOf, writeFormat }, { createLogger }] =
+    const [{ runMonitor }, { AppStartError }, { checkOutput, formatsOf, writeReports }, { createLogger }] =
       await Promise.all([
         import('../../monitor/monitor.js'),
         import('../../monitor/run-app.js'),
         import('../../report/write.js'),
         import('../../monitor/log.js'),
       ]);
+    // Before the app starts: a report that cannot be written must not cost a long run.
+    const formats = formatsOf(config.output.format);
+    await checkOutput(formats, config.output.data_out);
     const log = createLogger({ level: config.debug.log_lvl, file: config.debug.log_file });
     const pio = await openPlatform();
     const progress = process.stderr.isTTY ? process.stderr : undefined;
@@ -39,20 +43,20 @@ export function register(program: Command): void {
       await pio.close();
     }
     const { report, status } = result;
-    const formats = formatsOf(config.output.format);
-    let writeFailed = false;
-    for (const format of formats) {
-      try {
-        const path = await writeFormat(report, format, config.output.data_out);
-        process.stderr.write(`joulegate: wrote ${path}\n`);
-      } catch (err) {
-        writeFailed = true;
-        process.stderr.write(`joulegate: could not write ${format} report: ${errorMessage(err)}\n`);
-      }
+    // An interrupt now would cut the files short: they are written first.
+    const holdOn = () => process.stderr.write('joulegate: writing the report files first\n');
+    for (const sig of INTERRUPTS) process.on(sig, holdOn);
+    let allWritten: boolean;
+    try {
+      allWritten = await writeReports(report, formats, config.output.data_out, (line) =>
+        process.stderr.write(`joulegate: ${line}\n`),
+      );
+      if (formats.includes('text'))
+        process.stdout.write((await import('../../report/text.js')).renderText(report));
+    } finally {
+      for (const sig of INTERRUPTS) process.off(sig, holdOn);
     }
-    if (formats.includes('text'))
-      process.stdout.write((await import('../../report/text.js')).renderText(report));
     if (report.failed) process.stderr.write(`joulegate: ${report.failure}; partial report written\n`);
-    process.exitCode = status !== 0 ? status : writeFailed ? 1 : 0;
+    process.exitCode = status !== 0 ? status : allWritten ? 0 : 1;
   });
 }
