@@ -84,8 +84,10 @@ export function counterSegments(
 export class RunningEnergy {
   /** Joules so far (0 before the first segment). */
   energy = 0;
-  /** Segments so far: 0 means this series has measured nothing yet. */
+  /** Segments so far: with none, its energy is unknown (NaN in the report). */
   segments = 0;
+  /** Whether any reading was good: a series never read is not measured at all. */
+  read = false;
   private readonly counter?: CounterSteps;
   private lastTime = Number.NaN;
   private lastValue = Number.NaN;
@@ -100,6 +102,7 @@ export class RunningEnergy {
       : trapezoid(this.lastTime, this.lastValue, t, v);
     this.lastTime = t;
     this.lastValue = v;
+    if (Number.isFinite(v)) this.read = true;
     if (amount === undefined || Number.isNaN(amount)) return;
     this.energy += amount;
     this.segments++;

@@ -67,9 +67,10 @@ export class ProgressLine {
   hostEnergy(): { energy: number; estimated: boolean } {
     const parts: EnergyPart[] = [];
     this.running.forEach((r, i) => {
-      if (r && r.segments > 0) {
+      if (r?.read) {
         const s = this.specs[i]!;
-        parts.push({ group: s.group, energy: r.energy, outsidePlatform: s.outsidePlatform === true });
+        const energy = r.segments > 0 ? r.energy : Number.NaN;
+        parts.push({ group: s.group, energy, outsidePlatform: s.outsidePlatform === true });
       }
     });
     const elapsed = this.seen > 0 && Number.isFinite(this.firstTime) ? this.lastTime - this.firstTime : 0;
