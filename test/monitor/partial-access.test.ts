@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -29,8 +30,8 @@ test('granted only CPU_ENERGY: host total = CPU energy; ram and board listed as 
   assert.equal(grant.code, 0, grant.stderr);
   const out = tempDir();
   chmodSync(out, 0o777);
-  // The node gains energy in every zone for 1.2 s, around the app's run (written by root, as the
-  // kernel would).
+  // The node gains energy in every zone until the monitor is done (written by root, as the
+  // kernel would), however long a loaded machine takes to start it.
   const app = raplApp(
     out,
     h.sysroot,
@@ -40,9 +41,9 @@ test('granted only CPU_ENERGY: host total = CPU energy; ram and board listed as 
       { zone: 'intel-rapl:0:2', joules: 0.5 },
       { zone: 'intel-rapl:2', joules: 9 },
     ],
-    40,
+    1000,
   );
-  const writer = run(process.execPath, [app]);
+  const writer = spawn(process.execPath, [app], { stdio: 'ignore' });
   const env = Object.entries({ ...h.env(), PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
   const r = await run(
     process.execPath,
@@ -61,7 +62,7 @@ test('granted only CPU_ENERGY: host total = CPU energy; ram and board listed as 
     ],
     { prefix: [...asUser(user), 'env', ...env], cwd: out },
   );
-  await writer;
+  writer.kill();
   assert.equal(r.code, 0, r.stderr);
   const file = readdirSync(out).find((f) => f.endsWith('.json'))!;
   const report = JSON.parse(readFileSync(join(out, file), 'utf8'), (_k, v) =>
@@ -70,7 +71,7 @@ test('granted only CPU_ENERGY: host total = CPU energy; ram and board listed as 
   const host = report.rounds[0]!.metrics.host;
   const cpu = host.groups.cpu!;
   assert.equal(cpu.method, 'counter');
-  assert.ok(cpu.energy > 0 && cpu.energy <= 40 * 3 + 1e-6, `cpu ${cpu.energy} J`);
+  assert.ok(cpu.energy > 0 && cpu.energy <= 1000 * 3 + 1e-6, `cpu ${cpu.energy} J`);
   assert.equal(host.energy, cpu.energy, 'the host total is the CPU energy read through the daemon');
   assert.equal(host.power, host.energy / host.runtime);
   assert.deepEqual(
