@@ -1,5 +1,5 @@
 import { WrappingCounter } from '../platform/energy-counter.js';
-import { type Segment, total } from '../platform/integration.js';
+import { type Segment, total, trapezoid } from '../platform/integration.js';
 
 /**
  * Cumulative counters (energy in joules, bytes) as segments: ΔE between good readings, wrap
@@ -19,9 +19,45 @@ const ENERGY_QUANTUM = 1e-6;
 const UNBOUNDED_MODULUS = 2n ** 64n;
 
 /**
+ * A cumulative counter read one reading at a time: each good reading after the first gives the
+ * segment since the last good one (wrap corrected), or an anomaly. counterSegments and the live
+ * progress line (RunningEnergy) both use it, so they agree to the last bit.
+ */
+export class CounterSteps {
+  private readonly counter: WrappingCounter;
+  private lastTime = Number.NaN;
+  private lastTotal: bigint | undefined;
+
+  /**
+   * `wrapRange` is the counter's modulus in the same unit (RAPL's max_energy_range_uj as J), or
+   * undefined when the source already extends it.
+   */
+  constructor(
+    wrapRange?: number,
+    private readonly quantum = ENERGY_QUANTUM,
+  ) {
+    const modulus = wrapRange === undefined ? UNBOUNDED_MODULUS : BigInt(Math.round(wrapRange / quantum));
+    this.counter = new WrappingCounter(modulus);
+  }
+
+  /** The segment this reading closes, an anomaly message, or nothing (a gap, the first one). */
+  feed(t: number, v: number): { segment?: Segment; anomaly?: string } {
+    if (!Number.isFinite(v) || !Number.isFinite(t)) return {};
+    const update = this.counter.feed(BigInt(Math.round(v / this.quantum)));
+    if (update.anomaly) return { anomaly: `t=${t.toFixed(3)} s: ${update.anomaly.message}` };
+    let segment: Segment | undefined;
+    if (this.lastTotal !== undefined && t > this.lastTime) {
+      segment = { t0: this.lastTime, t1: t, amount: Number(update.total - this.lastTotal) * this.quantum };
+    }
+    this.lastTotal = update.total;
+    this.lastTime = t;
+    return segment ? { segment } : {};
+  }
+}
+
+/**
  * Segments of a cumulative counter (joules, bytes): Σ wrap-corrected ΔE between good readings.
- * `wrapRange` is the counter's modulus in the same unit (RAPL's max_energy_range_uj as J), or
- * undefined when the source already extends it.
+ * `wrapRange` as for CounterSteps.
  */
 export function counterSegments(
   times: readonly number[],
@@ -29,28 +65,48 @@ export function counterSegments(
   wrapRange?: number,
   quantum = ENERGY_QUANTUM,
 ): CounterResult {
-  const modulus = wrapRange === undefined ? UNBOUNDED_MODULUS : BigInt(Math.round(wrapRange / quantum));
-  const counter = new WrappingCounter(modulus);
+  const steps = new CounterSteps(wrapRange, quantum);
   const segments: Segment[] = [];
   const anomalies: string[] = [];
-  let lastTime = Number.NaN;
-  let lastTotal: bigint | undefined;
   for (let i = 0; i < times.length; i++) {
-    const v = values[i]!;
-    const t = times[i]!;
-    if (!Number.isFinite(v) || !Number.isFinite(t)) continue;
-    const update = counter.feed(BigInt(Math.round(v / quantum)));
-    if (update.anomaly) {
-      anomalies.push(`t=${t.toFixed(3)} s: ${update.anomaly.message}`);
-      continue;
-    }
-    if (lastTotal !== undefined && t > lastTime) {
-      segments.push({ t0: lastTime, t1: t, amount: Number(update.total - lastTotal) * quantum });
-    }
-    lastTotal = update.total;
-    lastTime = t;
+    const r = steps.feed(times[i]!, values[i]!);
+    if (r.segment) segments.push(r.segment);
+    if (r.anomaly) anomalies.push(r.anomaly);
   }
   return { segments, anomalies };
+}
+
+/**
+ * Energy of one series so far, one reading at a time, by the rules the report applies to the
+ * whole round (counterSegments for counters, trapezoidSegments for power): the same amounts
+ * summed in the same order, so the live total is the report's.
+ */
+export class RunningEnergy {
+  /** Joules so far (0 before the first segment). */
+  energy = 0;
+  /** Segments so far: with none, its energy is unknown (NaN in the report). */
+  segments = 0;
+  /** Whether any reading was good: a series never read is not measured at all. */
+  read = false;
+  private readonly counter?: CounterSteps;
+  private lastTime = Number.NaN;
+  private lastValue = Number.NaN;
+
+  constructor(kind: 'energy' | 'power') {
+    if (kind === 'energy') this.counter = new CounterSteps();
+  }
+
+  add(t: number, v: number): void {
+    const amount = this.counter
+      ? this.counter.feed(t, v).segment?.amount
+      : trapezoid(this.lastTime, this.lastValue, t, v);
+    this.lastTime = t;
+    this.lastValue = v;
+    if (Number.isFinite(v)) this.read = true;
+    if (amount === undefined || Number.isNaN(amount)) return;
+    this.energy += amount;
+    this.segments++;
+  }
 }
 
 /** Last good minus first good reading of a cumulative byte counter; NaN with fewer than two. */

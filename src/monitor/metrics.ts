@@ -9,6 +9,7 @@ import {
 } from '../platform/integration.js';
 import { type Summary, summarize } from '../platform/statistics.js';
 import { counterIncrease, counterSegments } from './energy.js';
+import { type EnergyPart, type HostTotal, hostEnergyUnder, hostTotal } from './host-total.js';
 import { pairRegionEvents, type RegionCall, type RegionEvent } from './regions-pairing.js';
 import { RegionStats } from './round-stats.js';
 import type { SampleSet } from './sampler.js';
@@ -28,7 +29,7 @@ export interface GroupMetrics {
   /** Time-weighted mean watts. */
   power: number;
   method?: EnergyMethod;
-  /** Fraction of the run the energy covers (power gaps leave holes; counters do not). */
+  /** Percent of the run the energy covers (power gaps leave holes; counters do not). */
   coverage?: number;
   /** Mean utilisation, percent. */
   util?: number;
@@ -40,7 +41,10 @@ export interface GroupMetrics {
 
 export interface HostMetrics {
   runtime: number;
-  /** Measured joules of the host (+ power_overhead·runtime); NaN when nothing was measured. */
+  /**
+   * Measured joules of the host by the host total rule (host-total.ts) + power_overhead ×
+   * runtime; NaN when nothing was measured.
+   */
   energy: number;
   power: number;
   /** Joules from estimates only (never added to `energy`); NaN when none. */
@@ -51,6 +55,8 @@ export interface HostMetrics {
   co2: number;
   money: number;
   groups: Partial<Record<DeviceGroup, GroupMetrics>>;
+  /** How `energy` was formed from the groups, with the figures (absent in older reports). */
+  total?: HostTotal;
 }
 
 export interface RegionCallMetrics extends RegionCall {
@@ -82,11 +88,19 @@ export interface Estimator {
 interface GroupSegments {
   group: DeviceGroup;
   method: EnergyMethod;
+  /** The series that measured something, and their segments (same order). */
+  specs: SeriesSpec[];
   perSeries: Segment[][];
 }
 
 const J_PER_KWH = 3.6e6;
 
+/**
+ * Energy segments of each group from the series that were read in this round: what was read
+ * decides. A series with no good reading is not measured (it is listed as not readable); one
+ * read but with no interval (no two good readings) has unknown energy, NaN. A group with no
+ * series read has no energy.
+ */
 function energySegmentsOf(
   specs: readonly SeriesSpec[],
   data: SampleSet,
@@ -97,36 +111,42 @@ function energySegmentsOf(
     const idx = specs.map((s, i) => (s.group === group ? i : -1)).filter((i) => i >= 0);
     const counters = idx.filter((i) => specs[i]!.kind === 'energy');
     const powers = idx.filter((i) => specs[i]!.kind === 'power');
-    if (counters.length > 0) {
-      const perSeries = counters.map((i) => {
+    const method: EnergyMethod = counters.length > 0 ? 'counter' : 'power-integrated';
+    const g: GroupSegments = { group, method, specs: [], perSeries: [] };
+    for (const i of counters.length > 0 ? counters : powers) {
+      let segments: Segment[];
+      if (method === 'counter') {
         const r = counterSegments(data.times, data.values[i]!);
         problems.push(...r.anomalies.map((a) => `${specs[i]!.id}: ${a}`));
-        return r.segments;
-      });
-      out.push({ group, method: 'counter', perSeries });
-    } else if (powers.length > 0) {
-      out.push({
-        group,
-        method: 'power-integrated',
-        perSeries: powers.map((i) => trapezoidSegments(data.times, data.values[i]!)),
-      });
+        segments = r.segments;
+      } else segments = trapezoidSegments(data.times, data.values[i]!);
+      if (data.values[i]!.some(Number.isFinite)) {
+        g.specs.push(specs[i]!);
+        g.perSeries.push(segments);
+      }
     }
+    if (g.perSeries.length > 0) out.push(g);
   }
   return out;
 }
 
-/** Estimated CPU power series from utilisation, used only when the CPU group has no source. */
+/** Estimated CPU power from utilisation (percent), used only when no CPU source measured. */
 function estimatedCpuSegments(
   specs: readonly SeriesSpec[],
   data: SampleSet,
+  measured: readonly GroupSegments[],
   estimator: Estimator | undefined,
 ): GroupSegments | undefined {
-  if (!estimator || specs.some((s) => s.group === 'cpu' && (s.kind === 'energy' || s.kind === 'power')))
-    return undefined;
+  if (!estimator || measured.some((g) => g.group === 'cpu')) return undefined;
   const i = specs.findIndex((s) => s.group === 'cpu' && s.kind === 'util');
   if (i < 0) return undefined;
-  const watts = data.values[i]!.map((u) => u * estimator.fullLoadWatts);
-  return { group: 'cpu', method: 'estimated', perSeries: [stepSegments(data.times, watts)] };
+  const watts = data.values[i]!.map((percent) => (percent / 100) * estimator.fullLoadWatts);
+  return {
+    group: 'cpu',
+    method: 'estimated',
+    specs: [specs[i]!],
+    perSeries: [stepSegments(data.times, watts)],
+  };
 }
 
 function levelMean(
@@ -141,8 +161,8 @@ function levelMean(
     s.group === group && s.kind === kind ? [timeWeightedMean(segmentsOf(data.times, data.values[i]!))] : [],
   );
   if (means.length === 0) return undefined;
-  if (kind === 'memory') return means.reduce((a, b) => a + b, 0);
-  return (means.reduce((a, b) => a + b, 0) / means.length) * 100;
+  const sum = means.reduce((a, b) => a + b, 0);
+  return kind === 'memory' ? sum : sum / means.length;
 }
 
 /** Utilisation segments of each `util` series of a group. */
@@ -161,7 +181,7 @@ function utilWithin(perSeries: readonly Segment[][], a: number, b: number): numb
     if (!(part.seconds > 0)) return Number.NaN;
     sum += part.amount / part.seconds;
   }
-  return (sum / perSeries.length) * 100;
+  return sum / perSeries.length;
 }
 
 function byteTotal(
@@ -177,24 +197,32 @@ function byteTotal(
   return vals.length === 0 ? undefined : vals.reduce((a, b) => a + b, 0);
 }
 
-/** Measured host energy: a node-level sensor when there is one, else the sum of the parts. */
-function hostParts(groups: readonly GroupSegments[]): GroupSegments[] {
-  const measured = groups.filter((g) => g.method !== 'estimated');
-  const board = measured.find((g) => g.group === 'board');
-  return board ? [board] : measured;
+/** A series' energy over the round: NaN when it has no interval (never 0). */
+const seriesEnergy = (segs: readonly Segment[]) => (segs.length > 0 ? total(segs) : Number.NaN);
+
+/** Energy of one series' segments inside [a, b]; NaN when they cover none of it. */
+function energyWithin(segs: readonly Segment[], a: number, b: number): number {
+  const part = amountWithin(segs, a, b);
+  return part.seconds > 0 || a === b ? part.amount : Number.NaN;
 }
 
 /** Energy of the groups inside [a, b]; NaN when a series covers none of it. */
 function sumWithin(groups: readonly GroupSegments[], a: number, b: number): number {
   if (groups.length === 0) return Number.NaN;
   let sum = 0;
-  for (const g of groups) {
-    for (const segs of g.perSeries) {
-      const part = amountWithin(segs, a, b);
-      sum += part.seconds > 0 || a === b ? part.amount : Number.NaN;
-    }
-  }
+  for (const g of groups) for (const segs of g.perSeries) sum += energyWithin(segs, a, b);
   return sum;
+}
+
+/** Each measured series' energy inside [a, b] (all of the round by default), for the host rule. */
+function energyParts(groups: readonly GroupSegments[], a = -Infinity, b = Infinity): EnergyPart[] {
+  return groups.flatMap((g) =>
+    g.perSeries.map((segs, k) => ({
+      group: g.group,
+      energy: a === -Infinity && b === Infinity ? seriesEnergy(segs) : energyWithin(segs, a, b),
+      outsidePlatform: g.specs[k]!.outsidePlatform === true,
+    })),
+  );
 }
 
 /**
@@ -211,17 +239,17 @@ export function roundMetrics(
 ): RoundMetrics {
   const problems: string[] = [];
   const energyGroups = energySegmentsOf(specs, data, problems);
-  const estimated = estimatedCpuSegments(specs, data, estimator);
+  const estimated = estimatedCpuSegments(specs, data, energyGroups, estimator);
   const groups: Partial<Record<DeviceGroup, GroupMetrics>> = {};
   for (const g of [...energyGroups, ...(estimated ? [estimated] : [])]) {
     // A series with no covered interval has unknown energy: NaN, never 0.
-    const energy = g.perSeries.reduce((a, segs) => a + (segs.length > 0 ? total(segs) : Number.NaN), 0);
+    const energy = g.perSeries.reduce((a, segs) => a + seriesEnergy(segs), 0);
     const power = g.perSeries.reduce(
       (a, segs) => a + (covered(segs) > 0 ? timeWeightedMean(segs) : Number.NaN),
       0,
     );
     const span = data.times.length > 1 ? data.times.at(-1)! - data.times[0]! : 0;
-    const coverage = span > 0 ? Math.min(...g.perSeries.map((s) => covered(s) / span)) : 0;
+    const coverage = span > 0 ? Math.min(...g.perSeries.map((s) => covered(s) / span)) * 100 : 0;
     groups[g.group] = { energy, power, method: g.method, coverage };
   }
   for (const group of DEVICE_GROUPS) {
@@ -235,9 +263,8 @@ export function roundMetrics(
     groups[group] = g;
   }
 
-  const parts = hostParts(energyGroups);
-  const measured = parts.length === 0 ? Number.NaN : sumWithin(parts, -Infinity, Infinity);
-  const energy = measured + post.powerOverhead * runtime;
+  const measured = hostTotal(energyParts(energyGroups));
+  const energy = measured.energy + post.powerOverhead * runtime;
   const estimatedEnergy =
     estimated && estimated.perSeries[0]!.length > 0 ? total(estimated.perSeries[0]!) : Number.NaN;
   const facilityEnergy = energy * post.pue;
@@ -252,6 +279,7 @@ export function roundMetrics(
     co2: kwh * post.emissionsFactor,
     money: kwh * post.priceFactor,
     groups,
+    total: measured.total,
   };
 
   const paired = pairRegionEvents(events, runtime);
@@ -262,7 +290,8 @@ export function roundMetrics(
     const groupEnergy: Partial<Record<DeviceGroup, number>> = {};
     for (const g of energyGroups) groupEnergy[g.group] = sumWithin([g], call.start, call.stop);
     const callRuntime = call.stop - call.start;
-    const e = sumWithin(parts, call.start, call.stop) + post.powerOverhead * callRuntime;
+    const callParts = energyParts(energyGroups, call.start, call.stop);
+    const e = hostEnergyUnder(measured.total.rule, callParts) + post.powerOverhead * callRuntime;
     return {
       ...call,
       runtime: callRuntime,

@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
-import type { Diagnostic } from '../platform/backend.js';
 import type { PlatformIO } from '../platform/platform-io.js';
+import { collapseDiagnostics, describeSources, notAvailable } from './availability.js';
 import { clockMs } from './clock.js';
 import { flattenConfig, regexesOf } from './config/load.js';
 import type { Config } from './config/schema.js';
@@ -8,13 +8,13 @@ import { cpuEstimator } from './estimate.js';
 import { HeapKeeper } from './heap.js';
 import { type Logger, SILENT } from './log.js';
 import { collectMetadata, hostCpus } from './metadata.js';
-import { type Estimator, type RoundMetrics, roundMetrics } from './metrics.js';
-import { ProgressLine } from './progress.js';
-import type { Report, SourceInfo } from './report-model.js';
+import { type RoundMetrics, roundMetrics } from './metrics.js';
+import { clearingProgress, ProgressLine } from './progress.js';
+import { type Report, reportUnits } from './report-model.js';
 import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from './round-stats.js';
 import { runApp } from './run-app.js';
-import { NAN_READ, Sampler, type SampleSet, SamplingLoop, whyNoValue } from './sampler.js';
-import { type SeriesSpec, selectSeries, seriesLabel } from './signals.js';
+import { Sampler, type SampleSet, SamplingLoop } from './sampler.js';
+import { selectSeries } from './signals.js';
 
 export interface MonitorOptions {
   command: string[];
@@ -34,40 +34,6 @@ export interface MonitorResult {
 
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-function describeSources(series: readonly SeriesSpec[], estimator: Estimator | undefined): SourceInfo[] {
-  const out: SourceInfo[] = [];
-  for (const group of new Set(series.map((s) => s.group))) {
-    const of = series.filter((s) => s.group === group);
-    const energy = of.filter((s) => s.kind === 'energy');
-    const power = of.filter((s) => s.kind === 'power');
-    const util = of.find((s) => s.kind === 'util');
-    if (energy.length > 0) {
-      out.push({
-        group,
-        method: 'counter',
-        series: energy.map((s) => s.id),
-        detail: `energy counters via ${energy[0]!.backend}`,
-      });
-    } else if (power.length > 0) {
-      out.push({
-        group,
-        method: 'power-integrated',
-        series: power.map((s) => s.id),
-        detail: `power readings via ${power[0]!.backend}, trapezoid over sample times`,
-      });
-    } else if (group === 'cpu' && util && estimator) {
-      out.push({
-        group,
-        method: 'estimated',
-        series: [util.id],
-        detail: `utilisation × ${estimator.fullLoadWatts.toFixed(1)} W (${estimator.source})`,
-        wattsPerUnit: estimator.fullLoadWatts,
-      });
-    }
-  }
-  return out;
-}
-
 /**
  * `joulegate monitor`: runs the app for the warm-up and measured rounds while sampling, and
  * builds the report. Stops after the first failed or interrupted round; that report is partial
@@ -75,9 +41,11 @@ function describeSources(series: readonly SeriesSpec[], estimator: Estimator | u
  */
 export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const { config, pio } = opts;
-  const log = opts.log ?? SILENT;
   // The run's id and creation time are its start, not the moment the report is written.
   const started = new Date();
+  // The status line of the round running, cleared before any log line (see clearingProgress).
+  let progress: ProgressLine | undefined;
+  const log = clearingProgress(opts.log ?? SILENT, () => progress);
   const selection = selectSeries(pio, {
     includeSensors: regexesOf(config.monitor.include_sensors),
     excludeSensors: regexesOf(config.monitor.exclude_sensors),
@@ -95,8 +63,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   if (log.enabled('DEBUG'))
     for (const s of series)
       log.debug(`series ${s.id}: ${s.signal} ${s.domain} ${s.index} (${s.backend}, ${s.group} ${s.kind})`);
-  for (const d of pio.diagnostics())
-    log.info(`not available: ${d.backend}${d.signal ? ` ${d.signal}` : ''}: ${d.reason}`);
+  for (const line of collapseDiagnostics(pio.diagnostics())) log.info(`not available: ${line}`);
   const cpus = hostCpus(pio);
   const estimator = cpuEstimator(
     { tdp: config.monitor.estimate_tdp, threads: config.monitor.estimate_threads },
@@ -127,20 +94,19 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       const warmup = r < config.benchmarking.warmup_rounds;
       log.info(`round ${r + 1} of ${total}${warmup ? ' (warm-up)' : ''}: starting ${opts.command.join(' ')}`);
       const data: SampleSet = { originMs: clockMs(), times: [], values: series.map(() => []) };
-      const progress = opts.progress
-        ? new ProgressLine(series, opts.progress, estimator?.fullLoadWatts)
+      const line = opts.progress
+        ? new ProgressLine(series, opts.progress, {
+            fullLoadWatts: estimator?.fullLoadWatts,
+            powerOverhead: post.powerOverhead,
+          })
         : undefined;
+      progress = line;
       // What an interrupt did, for the user: on its own line, not after the progress line.
-      const announce = (line: string) => {
-        progress?.clear();
-        process.stderr.write(`joulegate: ${line}\n`);
+      const announce = (text: string) => {
+        line?.clear();
+        process.stderr.write(`joulegate: ${text}\n`);
       };
-      const loop = new SamplingLoop(
-        sampler,
-        data,
-        periodMs,
-        progress ? () => progress.update(data) : undefined,
-      );
+      const loop = new SamplingLoop(sampler, data, periodMs, line ? () => line.update(data) : undefined);
       await loop.start();
       let app: Awaited<ReturnType<typeof runApp>>;
       try {
@@ -152,7 +118,8 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
         });
       } finally {
         await loop.stop();
-        progress?.clear();
+        line?.clear();
+        progress = undefined;
       }
       status = app.exit.status;
       // An app that handles the interrupt and exits normally still ends an interrupted run.
@@ -212,17 +179,9 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   }
   const unavailable = [
     ...pio.diagnostics(),
-    ...(await unsampled(pio, sampler, selection.notes)),
+    ...(await notAvailable(pio, sampler, selection.notes, estimator)),
     ...selection.notes.map((reason) => ({ backend: 'monitor', reason })),
   ];
-  if (!series.some((s) => s.kind === 'energy' || s.kind === 'power')) {
-    const none = 'no energy or power source on this host';
-    let reason = `${none} and no TDP known for this CPU (set [monitor] estimate_tdp)`;
-    if (!series.some((s) => s.group === 'cpu' && s.kind === 'util'))
-      reason = `${none}, and no CPU utilisation to estimate from`;
-    else if (estimator) reason = `${none}: CPU power is estimated from utilisation and shown separately`;
-    unavailable.push({ backend: 'monitor', reason });
-  }
   if (rounds.omitted > 0)
     unavailable.push({
       backend: 'monitor',
@@ -245,8 +204,9 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     config: flattenConfig(config),
     samplingPeriod: config.monitor.sampling_period,
     priceUnit: config['post-processing'].price_unit,
+    units: reportUnits(config['post-processing'].price_unit),
     series,
-    sources: describeSources(series, estimator),
+    sources: describeSources(series, estimator, new Set(sampler.withoutValue().map((s) => s.id))),
     unavailable,
     warmupRounds: config.benchmarking.warmup_rounds,
     rounds: rounds.kept,
@@ -255,33 +215,6 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     regions: rounds.regionSummary(),
   };
   return { report, status };
-}
-
-/**
- * What the report lacks and why: series that never gave a value, read failures of the others,
- * and CPU utilisation when nothing offers it (it comes from PROCFS's /proc/stat through
- * PlatformIO, so it is never invented from another source).
- */
-async function unsampled(pio: PlatformIO, sampler: Sampler, notes: readonly string[]): Promise<Diagnostic[]> {
-  const out: Diagnostic[] = [];
-  const never = sampler.withoutValue();
-  for (const s of never) {
-    const failure = sampler.errors.get(s.id);
-    const why = failure !== undefined && failure !== NAN_READ ? failure : await whyNoValue(pio, s);
-    out.push({ backend: 'monitor', signal: s.id, reason: `${seriesLabel(s)} unavailable: ${why}` });
-  }
-  for (const [signal, reason] of sampler.errors) {
-    if (!never.some((s) => s.id === signal))
-      out.push({ backend: 'monitor', signal, reason: `read failed: ${reason}` });
-  }
-  if (!sampler.series.some((s) => s.group === 'cpu' && s.kind === 'util')) {
-    const why =
-      notes.find((n) => n.includes('CPU_UTILIZATION')) ??
-      pio.diagnostics().find((d) => d.backend === 'PROCFS' && d.signal === undefined)?.reason ??
-      'no backend offers CPU_UTILIZATION';
-    out.push({ backend: 'monitor', reason: `CPU utilisation unavailable: ${why}` });
-  }
-  return out;
 }
 
 function appNameOf(command: readonly string[]): string {

@@ -2,7 +2,14 @@ import type { Diagnostic } from '../platform/backend.js';
 import type { RegionSummary, RoundMetrics, Stat } from './metrics.js';
 import type { RegionEvent } from './regions-pairing.js';
 import type { AppExit } from './run-app.js';
-import type { DeviceGroup, EnergyMethod, SeriesSpec } from './signals.js';
+import {
+  DEVICE_GROUPS,
+  type DeviceGroup,
+  type EnergyMethod,
+  SAMPLE_UNITS,
+  type SeriesKind,
+  type SeriesSpec,
+} from './signals.js';
 
 /** How one device group was measured, for the "measured how" part of every report. */
 export interface SourceInfo {
@@ -10,7 +17,7 @@ export interface SourceInfo {
   method: EnergyMethod;
   series: string[];
   detail: string;
-  /** For estimates: watts per unit of the series (full-load watts for a 0..1 utilisation). */
+  /** For estimates: watts per unit of the series (W per % of utilisation). */
   wattsPerUnit?: number;
 }
 
@@ -45,6 +52,8 @@ export interface Report {
   config: Record<string, string>;
   samplingPeriod: number;
   priceUnit: string;
+  /** The unit of every number in the report (absent in older reports). */
+  units?: ReportUnits;
   series: SeriesSpec[];
   sources: SourceInfo[];
   /** What could not be measured, and why. */
@@ -70,4 +79,69 @@ export function roundCount(r: Report): number {
 export function reportStem(r: Report): string {
   const app = r.app.replace(/[^\w.-]/g, '_');
   return `${r.failed ? 'failed_' : ''}${app}_${r.runId.replace(/[^\w.-]/g, '_')}`;
+}
+
+/**
+ * The units table every report carries: one unit per field name (a name means the same unit
+ * wherever it appears: in rounds, groups, region calls, the summary and its mean/std/min/max/
+ * sum) and one per series kind for the raw samples. Conventions: ratios are percent (0..100,
+ * utilisation and coverage alike, never a fraction); CO2 is grams of CO2-equivalent (`g`);
+ * money is in `priceUnit`; counts have the unit ''.
+ */
+export interface ReportUnits {
+  fields: Record<string, string>;
+  samples: Record<SeriesKind, string>;
+}
+
+export function reportUnits(priceUnit: string): ReportUnits {
+  const fields: Record<string, string> = {};
+  const set = (unit: string, names: string[]) => {
+    for (const n of names) fields[n] = unit;
+  };
+  set('s', ['samplingPeriod', 'times', 't', 'start', 'stop', 'runtime']);
+  set('J', ['energy', 'estimatedEnergy', 'estimated_energy', 'facilityEnergy', 'groupEnergy']);
+  set('J', ['boardEnergy', 'coveredEnergy', 'outsideEnergy']);
+  set('W', ['power', 'estimatedPower']);
+  set('W/%', ['wattsPerUnit']);
+  set('%', ['util', 'cpuUtil', 'gpuUtil', 'coverage']);
+  set('B', ['memory', 'readBytes', 'writeBytes']);
+  set('g', ['co2']);
+  set(priceUnit, ['money']);
+  set('', ['overruns', 'warmupRounds', 'callsPerRound', 'depth', 'status', 'code']);
+  return { fields, samples: { ...SAMPLE_UNITS } };
+}
+
+/** Groups that have an energy or power series, in report order. */
+function energyGroupsOf(series: readonly SeriesSpec[]): DeviceGroup[] {
+  const groups = new Set(series.filter((s) => s.kind === 'energy' || s.kind === 'power').map((s) => s.group));
+  return DEVICE_GROUPS.filter((g) => groups.has(g));
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+export function listInWords(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/**
+ * What the energy figures cover, decided by what was read: `cpu measured; ram and board not
+ * readable`. A group whose energy series never gave a value has no source in the report.
+ */
+export function coverageStatement(report: Pick<Report, 'series' | 'sources'>): string {
+  const method = new Map(report.sources.map((s) => [s.group, s.method]));
+  const measured: string[] = [];
+  const estimated: string[] = [];
+  const unread: string[] = [];
+  for (const g of energyGroupsOf(report.series)) {
+    const m = method.get(g);
+    (m === undefined ? unread : m === 'estimated' ? estimated : measured).push(g);
+  }
+  for (const s of report.sources)
+    if (s.method === 'estimated' && !estimated.includes(s.group)) estimated.push(s.group);
+  const parts = [
+    measured.length > 0 ? `${listInWords(measured)} measured` : '',
+    estimated.length > 0 ? `${listInWords(estimated)} estimated` : '',
+    unread.length > 0 ? `${listInWords(unread)} not readable` : '',
+  ];
+  return parts.filter(Boolean).join('; ') || 'no energy source';
 }

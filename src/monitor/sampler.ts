@@ -1,8 +1,8 @@
 import { parseDomain } from '../platform/domains.js';
-import { errorMessage } from '../platform/errors.js';
+import { errorMessage, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { clockMs } from './clock.js';
-import type { SeriesSpec } from './signals.js';
+import { type SeriesSpec, storedValue } from './signals.js';
 
 /** Why a read failed when PlatformIO gave NaN without an error. */
 export const NAN_READ = 'read returned NaN';
@@ -16,7 +16,9 @@ export interface SampleSet {
 
 /**
  * Reads a fixed set of series through PlatformIO's batch interface. A failed read is NaN, never
- * 0, and the first failure of each series is kept as a diagnostic.
+ * 0, and the first failure of each series is kept as a diagnostic, with the reason the backend
+ * gave (PlatformIO.sampleError) where it gave one. Values are stored in the report's units
+ * (storedValue: utilisation in percent).
  *
  * A series has no value before its first reading, and a rate (utilisation) before two
  * readings that are apart in time: NaN before a series' first value means "no value yet", not a
@@ -24,6 +26,8 @@ export interface SampleSet {
  */
 export class Sampler {
   readonly errors = new Map<string, string>();
+  /** Series whose first failure was a permission refusal (a grant through the daemon helps). */
+  readonly denied = new Set<string>();
   private readonly handles: number[];
   private readonly hasValue: boolean[];
   private reads = 0;
@@ -62,17 +66,19 @@ export class Sampler {
     return this.reads === 0 ? [] : this.series.filter((_s, i) => !this.hasValue[i]);
   }
 
+  /** A series' value; when a batch failed, the backends that did read still give theirs. */
   private sampleOne(handle: number, i: number, batchError: string | undefined): number {
-    if (batchError !== undefined) return this.fail(i, batchError);
     try {
       const v = this.pio.sample(handle);
       if (Number.isFinite(v)) {
         this.hasValue[i] = true;
-        return v;
+        return storedValue(this.series[i]!.kind, v);
       }
-      return this.noValue(i);
+      const err = this.pio.sampleError(handle);
+      if (err) return this.fail(i, errorMessage(err), err instanceof PermissionError);
+      return batchError === undefined ? this.noValue(i) : this.fail(i, batchError);
     } catch (err) {
-      return this.fail(i, errorMessage(err));
+      return this.fail(i, errorMessage(err), err instanceof PermissionError);
     }
   }
 
@@ -81,10 +87,11 @@ export class Sampler {
     return waiting ? Number.NaN : this.fail(i, NAN_READ);
   }
 
-  private fail(i: number, reason: string): number {
+  private fail(i: number, reason: string, denied = false): number {
     const id = this.series[i]!.id;
     if (!this.errors.has(id)) {
       this.errors.set(id, reason);
+      if (denied) this.denied.add(id);
       this.onFirstFailure?.(id, reason);
     }
     return Number.NaN;

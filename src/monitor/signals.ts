@@ -9,7 +9,8 @@ export type DeviceGroup = (typeof DEVICE_GROUPS)[number];
 
 /**
  * What a series measures, which decides its maths: `energy` is a cumulative joule counter,
- * `power` an instantaneous watt value, `util` a fraction 0..1, `memory` bytes in use, `bytes` a
+ * `power` an instantaneous watt value, `util` a percentage 0..100 (signals give a fraction; the
+ * sampler stores percent, the one convention of every report), `memory` bytes in use, `bytes` a
  * cumulative byte counter.
  */
 export type SeriesKind = 'energy' | 'power' | 'util' | 'memory' | 'bytes';
@@ -29,6 +30,11 @@ export interface SeriesSpec {
   backend: string;
   /** For byte counters: which direction (disk/net read or write). */
   direction?: 'read' | 'write';
+  /**
+   * Hardware a board/platform sensor (RAPL psys) does not include: discrete GPUs, or a signal
+   * its backend marks so. Its energy is added to such a sensor's (see host-total.ts).
+   */
+  outsidePlatform?: true;
 }
 
 interface SignalRule {
@@ -41,6 +47,8 @@ interface SignalRule {
   /** Read at each native index (per device) or once for the whole board. */
   perDevice: boolean;
   direction?: 'read' | 'write';
+  /** Outside the CPU platform whatever the backend says (discrete GPUs). */
+  outsidePlatform?: true;
 }
 
 // The table of what the monitor samples. Power rules are used only for groups without an
@@ -48,11 +56,25 @@ interface SignalRule {
 const RULES: readonly SignalRule[] = [
   { names: ['CPU_ENERGY'], group: 'cpu', kind: 'energy', units: Units.Joules, perDevice: true },
   { names: ['DRAM_ENERGY'], group: 'ram', kind: 'energy', units: Units.Joules, perDevice: true },
-  { names: ['GPU_ENERGY'], group: 'gpu', kind: 'energy', units: Units.Joules, perDevice: true },
+  {
+    names: ['GPU_ENERGY'],
+    group: 'gpu',
+    kind: 'energy',
+    units: Units.Joules,
+    perDevice: true,
+    outsidePlatform: true,
+  },
   { names: ['BOARD_ENERGY'], group: 'board', kind: 'energy', units: Units.Joules, perDevice: true },
   { names: ['CPU_POWER'], group: 'cpu', kind: 'power', units: Units.Watts, perDevice: true },
   { names: ['DRAM_POWER'], group: 'ram', kind: 'power', units: Units.Watts, perDevice: true },
-  { names: ['GPU_POWER'], group: 'gpu', kind: 'power', units: Units.Watts, perDevice: true },
+  {
+    names: ['GPU_POWER'],
+    group: 'gpu',
+    kind: 'power',
+    units: Units.Watts,
+    perDevice: true,
+    outsidePlatform: true,
+  },
   { names: ['BOARD_POWER'], group: 'board', kind: 'power', units: Units.Watts, perDevice: true },
   { names: ['CPU_UTILIZATION'], group: 'cpu', kind: 'util', perDevice: false },
   { names: ['GPU_UTILIZATION'], group: 'gpu', kind: 'util', perDevice: true },
@@ -152,6 +174,7 @@ export function selectSeries(pio: PlatformIO, filters: SelectionFilters = NO_FIL
         kind: rule.kind,
         backend: info.backend,
         direction: rule.direction,
+        ...(rule.outsidePlatform || info.outsidePlatform ? { outsidePlatform: true as const } : {}),
       });
       added++;
     }
@@ -160,9 +183,22 @@ export function selectSeries(pio: PlatformIO, filters: SelectionFilters = NO_FIL
   return { series, notes };
 }
 
-/** Unit symbol of a series' raw values. */
+/** Unit symbol of a series' stored values (perun's Unit symbols). */
+export const SAMPLE_UNITS: Readonly<Record<SeriesKind, string>> = {
+  energy: 'J',
+  power: 'W',
+  util: '%',
+  memory: 'B',
+  bytes: 'B',
+};
+
 export function seriesUnit(kind: SeriesKind): string {
-  return { energy: 'J', power: 'W', util: '', memory: 'B', bytes: 'B' }[kind];
+  return SAMPLE_UNITS[kind];
+}
+
+/** A signal's value in the unit the report stores for its kind: utilisation 0..1 → percent. */
+export function storedValue(kind: SeriesKind, signalValue: number): number {
+  return kind === 'util' ? signalValue * 100 : signalValue;
 }
 
 const KIND_WORDS: Record<SeriesKind, string> = {

@@ -56,6 +56,11 @@ export interface Backend {
   readBatch(): Promise<void>;
   writeBatch(): Promise<void>;
   sample(handle: number): number;
+  /**
+   * Why the last readBatch() gave NaN for this handle (the error a read threw), or undefined
+   * when it has a value or no reason is known. Lets batch readers report the cause, not "NaN".
+   */
+  sampleError?(handle: number): Error | undefined;
   adjust(handle: number, value: number): void;
   readSignal(name: string, domain: DomainType, idx: number): Promise<number>;
   writeControl(name: string, domain: DomainType, idx: number, value: number): Promise<void>;

@@ -44,6 +44,8 @@ export class PlatformIO {
   private readDone = false;
   /** Backends holding pushed signals, known once pushes are frozen. */
   private batchBackends?: Backend[];
+  /** Backends whose part of the last readBatch() failed, with the error. */
+  private readonly failedBackends = new Map<Backend, Error>();
 
   constructor(topology: Topology) {
     this.topology = topology;
@@ -215,19 +217,53 @@ export class PlatformIO {
     // batch (the batch server calls this thousands of times a second).
     if (this.batchBackends === undefined) this.batchBackends = this.backendsWith(this.signalHandles);
     const backends = this.batchBackends;
-    if (backends.length === 1) await backends[0]!.readBatch();
-    else if (backends.length > 1) await Promise.all(backends.map((b) => b.readBatch()));
+    if (this.failedBackends.size > 0) this.failedBackends.clear();
+    if (backends.length === 1) {
+      try {
+        await backends[0]!.readBatch();
+      } catch (err) {
+        this.failedBackends.set(backends[0]!, asError(err));
+        throw err;
+      }
+    } else if (backends.length > 1) {
+      // One backend failing (the daemon gone) must not take the others' values with it: they
+      // are read, its signals sample as NaN with its error (sampleError), and the batch throws.
+      const results = await Promise.allSettled(backends.map((b) => b.readBatch()));
+      results.forEach((r, i) => {
+        if (r.status === 'rejected') this.failedBackends.set(backends[i]!, asError(r.reason));
+      });
+      const errors = [...this.failedBackends.values()];
+      if (errors.length === 1) throw errors[0];
+      if (errors.length > 1) throw new JoulegateError(errors.map(errorMessage).join('; '));
+    }
   }
 
   sample(handle: number): number {
     const h = this.signalHandles[handle];
     if (!h) throw new InvalidArgumentError(`invalid signal handle ${handle}`);
     if (!this.readDone) throw new JoulegateError('sample() called before readBatch()');
+    if (this.failedBackends.size > 0 && this.failedBackends.has(h.backend)) return Number.NaN;
     if (h.handles.length === 1) return h.backend.sample(h.handles[0]!);
     return aggregate(
       h.aggregation,
       h.handles.map((x) => h.backend.sample(x)),
     );
+  }
+
+  /**
+   * Why sample(handle) is NaN after the last readBatch(): the first error of the native reads
+   * behind it, or undefined when it has a value or the backend gave no reason.
+   */
+  sampleError(handle: number): Error | undefined {
+    const h = this.signalHandles[handle];
+    if (!h) throw new InvalidArgumentError(`invalid signal handle ${handle}`);
+    const failed = this.failedBackends.get(h.backend);
+    if (failed) return failed;
+    for (const x of h.handles) {
+      const err = h.backend.sampleError?.(x);
+      if (err) return err;
+    }
+    return undefined;
   }
 
   adjust(handle: number, value: number): void {
@@ -315,6 +351,10 @@ export class PlatformIO {
       }
     }
   }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new JoulegateError(String(err));
 }
 
 /** Validates a saved-controls file (GEOPM's saved_controls schema). */

@@ -54,6 +54,11 @@ export interface SignalSpec {
   format: FormatType;
   behavior: Behavior;
   units: Units;
+  /**
+   * True for hardware outside the CPU platform that a board/platform sensor (RAPL psys) does
+   * not include, e.g. an accelerator card's own sensor: the monitor adds it to such a sensor.
+   */
+  outsidePlatform?: boolean;
 }
 
 /** Everything a caller needs to know about one signal or control. */

@@ -64,12 +64,19 @@ export abstract class TableBackend<S> implements Backend {
   private pushed: Pushed<S>[] = [];
   private pushedControls: PushedControl<S>[] = [];
   private values = new Float64Array(0);
+  /** Per pushed signal: the error that made its last batch value NaN. */
+  private errors: (Error | undefined)[] = [];
   private previous: { snap: S; time: number } | undefined;
   /** No more pushes: set by the first readBatch() or adjust(). */
   private frozen = false;
   /** sample() allowed: set by the first readBatch() only (an adjust() reads nothing). */
   private batchRead = false;
   protected problems: Diagnostic[] = [];
+
+  /** Monotonic seconds at which a batch snapshot was taken (rates divide by their difference). */
+  protected clockSeconds(): number {
+    return performance.now() / 1000;
+  }
 
   /** Reads what the pushed requests need (e.g. /proc/stat once); `requests` may be empty. */
   protected abstract snapshot(requests: readonly { def: SignalDef<S>; idx: number }[]): S | Promise<S>;
@@ -154,6 +161,7 @@ export abstract class TableBackend<S> implements Backend {
       format: def.format,
       behavior: def.behavior,
       units: def.units,
+      ...(def.outsidePlatform ? { outsidePlatform: true } : {}),
       backend: this.name,
       ...(low !== name ? { aliasFor: low } : {}),
     };
@@ -212,20 +220,33 @@ export abstract class TableBackend<S> implements Backend {
     return this.pushedControls.length - 1;
   }
 
-  private evaluate(def: SignalDef<S>, idx: number, ctx: ReadContext<S>): number {
-    if (def.rate && ctx.previous === undefined) return Number.NaN;
+  /**
+   * The value of pushed signal `i` in this batch. A throw is kept as the handle's error (NaN
+   * with a reason). A rate over an interval in which no time passed has no new value yet: the
+   * previous value stands (NaN before the first), which is no failure.
+   */
+  private evaluate(i: number, ctx: ReadContext<S>): void {
+    const { def, idx } = this.pushed[i]!;
+    this.errors[i] = undefined;
+    if (def.rate && ctx.previous === undefined) {
+      this.values[i] = Number.NaN;
+      return;
+    }
+    if (def.rate && !(ctx.elapsed > 0)) return;
     try {
-      return def.read(idx, ctx);
-    } catch {
-      return Number.NaN;
+      this.values[i] = def.read(idx, ctx);
+    } catch (err) {
+      this.values[i] = Number.NaN;
+      this.errors[i] = err instanceof Error ? err : new JoulegateError(String(err));
     }
   }
 
   private async take(requests: readonly Pushed<S>[]): Promise<ReadContext<S>> {
     const snap = await this.snapshot(requests);
-    const time = performance.now() / 1000;
+    const time = this.clockSeconds();
     const prev = this.previous;
-    this.previous = { snap, time };
+    // A batch in which no time passed starts no interval: rates keep measuring from `prev`.
+    if (!prev || time > prev.time) this.previous = { snap, time };
     return { current: snap, previous: prev?.snap, elapsed: prev ? time - prev.time : Number.NaN };
   }
 
@@ -234,10 +255,7 @@ export abstract class TableBackend<S> implements Backend {
     this.batchRead = true;
     if (this.pushed.length === 0) return;
     const ctx = await this.take(this.pushed);
-    for (let i = 0; i < this.pushed.length; i++) {
-      const p = this.pushed[i]!;
-      this.values[i] = this.evaluate(p.def, p.idx, ctx);
-    }
+    for (let i = 0; i < this.pushed.length; i++) this.evaluate(i, ctx);
   }
 
   sample(handle: number): number {
@@ -246,6 +264,10 @@ export abstract class TableBackend<S> implements Backend {
       throw new InvalidArgumentError(`${this.name}: invalid signal handle ${handle}`);
     }
     return this.values[handle]!;
+  }
+
+  sampleError(handle: number): Error | undefined {
+    return this.errors[handle];
   }
 
   adjust(handle: number, value: number): void {

@@ -150,10 +150,20 @@ export const RUN_ATTRS = {
   overruns: 'sampling_overruns',
 } as const;
 
+/** Attributes of a RUN with the host total rule's decision and figures (HostTotal). */
+export const HOST_TOTAL_ATTRS = {
+  rule: 'host_total_rule',
+  boardEnergy: 'host_total_board_J',
+  coveredGroups: 'host_total_covered_groups',
+  coveredEnergy: 'host_total_covered_J',
+  outsideGroups: 'host_total_outside_groups',
+  outsideEnergy: 'host_total_outside_J',
+} as const;
+
 /** Attributes of a DEVICE_GROUP saying how its energy was measured (the report's sources). */
 export const SOURCE_ATTRS = {
   method: 'energy_method',
-  coverage: 'energy_coverage',
+  coverage: 'energy_coverage_percent',
   series: 'energy_source_series',
   detail: 'energy_source_detail',
   wattsPerUnit: 'watts_per_unit',
@@ -167,6 +177,7 @@ export const SENSOR_ATTRS = {
   kind: 'kind',
   backend: 'backend',
   direction: 'direction',
+  outsidePlatform: 'outside_platform',
   position: 'series_index',
 } as const;
 

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import type { HostRule, HostTotal } from '../monitor/host-total.js';
 import {
   type GroupMetrics,
   type HostMetrics,
@@ -8,7 +9,7 @@ import {
   summarizeRegions,
 } from '../monitor/metrics.js';
 import type { RegionEvent } from '../monitor/regions-pairing.js';
-import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
+import { type Report, type RoundReport, reportUnits, type SourceInfo } from '../monitor/report-model.js';
 import type { AppExit } from '../monitor/run-app.js';
 import type { DeviceGroup, EnergyMethod, SeriesKind, SeriesSpec } from '../monitor/signals.js';
 import type { Diagnostic } from '../platform/backend.js';
@@ -20,6 +21,7 @@ import {
   type Group,
   groupValuePlace,
   type H5,
+  HOST_TOTAL_ATTRS,
   loadH5,
   MULTI_RUN_ATTRS,
   metricGroupName,
@@ -125,10 +127,14 @@ class TreeReader {
       failure: text(attrs, MULTI_RUN_ATTRS.failure, multi.path),
       created: text(attrs, MULTI_RUN_ATTRS.created, multi.path),
       host: idOf(firstHost),
-      metadata: textAttrsExcept(attrsOf(runs[0]!), Object.values(RUN_ATTRS)),
+      metadata: textAttrsExcept(attrsOf(runs[0]!), [
+        ...Object.values(RUN_ATTRS),
+        ...Object.values(HOST_TOTAL_ATTRS),
+      ]),
       config: textAttrsExcept(attrs, Object.values(MULTI_RUN_ATTRS)),
       samplingPeriod: requiredNum(attrs, MULTI_RUN_ATTRS.samplingPeriod, multi.path),
       priceUnit: text(attrs, MULTI_RUN_ATTRS.priceUnit, multi.path),
+      units: reportUnits(text(attrs, MULTI_RUN_ATTRS.priceUnit, multi.path)),
       series,
       sources: this.sources(firstHost, series),
       unavailable: this.diagnostics(multi),
@@ -154,6 +160,7 @@ class TreeReader {
         const a = attrsOf(sensor);
         const field = (name: string) => text(a, name, sensor.path);
         const direction = optionalText(a, SENSOR_ATTRS.direction, sensor.path) as SeriesSpec['direction'];
+        const outside = num(a, SENSOR_ATTRS.outsidePlatform, sensor.path) === 1;
         const spec: SeriesSpec = {
           id: idOf(sensor),
           signal: field(SENSOR_ATTRS.signal),
@@ -163,6 +170,7 @@ class TreeReader {
           kind: field(SENSOR_ATTRS.kind) as SeriesKind,
           backend: field(SENSOR_ATTRS.backend),
           ...(direction ? { direction } : {}),
+          ...(outside ? { outsidePlatform: true as const } : {}),
         };
         return { position: requiredNum(a, SENSOR_ATTRS.position, sensor.path), spec };
       }),
@@ -216,6 +224,7 @@ class TreeReader {
       signal: text(a, RUN_ATTRS.exitSignal, run.path),
     };
     const problems = this.optionalGroup(run, TABLES.problems);
+    const total = hostTotalOf(a, run.path);
     const metrics: HostMetrics = {
       runtime: this.requiredMetric(run, 'runtime'),
       energy: this.requiredMetric(host, 'energy'),
@@ -226,6 +235,7 @@ class TreeReader {
       co2: this.requiredMetric(run, 'co2'),
       money: this.requiredMetric(run, 'money'),
       groups: this.groups(host),
+      ...(total ? { total } : {}),
     };
     return {
       id: idOf(run),
@@ -328,6 +338,24 @@ class TreeReader {
       };
     });
   }
+}
+
+/** The host total rule's decision stored on a RUN; undefined in reports written before it. */
+function hostTotalOf(a: Attrs, where: string): HostTotal | undefined {
+  const rule = optionalText(a, HOST_TOTAL_ATTRS.rule, where);
+  if (rule === undefined) return undefined;
+  const groups = (name: string) => {
+    const list = text(a, name, where);
+    return (list === '' ? [] : list.split(',')) as DeviceGroup[];
+  };
+  return {
+    rule: rule as HostRule,
+    boardEnergy: requiredNum(a, HOST_TOTAL_ATTRS.boardEnergy, where),
+    coveredGroups: groups(HOST_TOTAL_ATTRS.coveredGroups),
+    coveredEnergy: requiredNum(a, HOST_TOTAL_ATTRS.coveredEnergy, where),
+    outsideGroups: groups(HOST_TOTAL_ATTRS.outsideGroups),
+    outsideEnergy: requiredNum(a, HOST_TOTAL_ATTRS.outsideEnergy, where),
+  };
 }
 
 /** Attribute values in creation order. */

@@ -10,6 +10,7 @@ import {
   GROUP_VALUE_KEYS,
   type Group,
   groupValuePlace,
+  HOST_TOTAL_ATTRS,
   loadH5,
   MULTI_RUN_ATTRS,
   metricGroupName,
@@ -129,6 +130,7 @@ function addSensor(parent: Group, s: SeriesSpec, position: number, times: number
   });
   intAttribute(sensor, SENSOR_ATTRS.index, s.index);
   if (s.direction) sensor.create_attribute(SENSOR_ATTRS.direction, s.direction);
+  if (s.outsidePlatform) intAttribute(sensor, SENSOR_ATTRS.outsidePlatform, 1);
   intAttribute(sensor, SENSOR_ATTRS.position, position);
   const raw = orderedGroup(sensor, 'raw_data');
   describeValues(raw.create_dataset({ name: 'timesteps', data: Float64Array.from(times) }) as Node, 's');
@@ -222,6 +224,14 @@ function addRound(multi: Group, report: Report, round: RoundReport): void {
   if (!Number.isNaN(h.estimatedEnergy)) {
     floatAttribute(run, RUN_ATTRS.estimatedEnergy, h.estimatedEnergy);
     floatAttribute(run, RUN_ATTRS.estimatedPower, h.estimatedPower);
+  }
+  if (h.total) {
+    run.create_attribute(HOST_TOTAL_ATTRS.rule, h.total.rule);
+    floatAttribute(run, HOST_TOTAL_ATTRS.boardEnergy, h.total.boardEnergy);
+    run.create_attribute(HOST_TOTAL_ATTRS.coveredGroups, h.total.coveredGroups.join(','));
+    floatAttribute(run, HOST_TOTAL_ATTRS.coveredEnergy, h.total.coveredEnergy);
+    run.create_attribute(HOST_TOTAL_ATTRS.outsideGroups, h.total.outsideGroups.join(','));
+    floatAttribute(run, HOST_TOTAL_ATTRS.outsideEnergy, h.total.outsideEnergy);
   }
   addRegions(run, round.metrics.regions);
   addRegionCalls(run, round.metrics.regions);

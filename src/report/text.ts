@@ -1,5 +1,7 @@
+import { collapseDiagnostics } from '../monitor/availability.js';
+import { describeHostTotal } from '../monitor/host-total.js';
 import type { GroupMetrics, HostMetrics, Stat } from '../monitor/metrics.js';
-import { type Report, roundCount } from '../monitor/report-model.js';
+import { coverageStatement, listInWords, type Report, roundCount } from '../monitor/report-model.js';
 import type { DeviceGroup } from '../monitor/signals.js';
 import { meanStdUnit, withUnit } from './units.js';
 
@@ -108,16 +110,21 @@ function summarySentence(report: Report): string {
   const n = roundCount(report);
   const kwh = report.summary.energy!.sum / 3.6e6;
   const head = `The application has been run ${n} time${n === 1 ? '' : 's'}.`;
+  const coverage = coverageStatement(report);
+  // Said where the total is not everything the host has: what was read decides.
+  const covers = /not readable|estimated/.test(coverage)
+    ? ` Measured energy covers what could be read: ${coverage}.`
+    : '';
   if (Number.isFinite(kwh)) {
-    const co2 = report.summary.co2!.sum / 1000;
+    const co2 = report.summary.co2!.sum;
     const money = report.summary.money!.sum;
-    return `${head} In total, it has used ${sig(kwh)} kWh, released a total of ${sig(co2)} kgCO2e into the atmosphere, and you paid ${sig(money)} ${report.priceUnit} in electricity for it.`;
+    return `${head} In total, it has used ${sig(kwh)} kWh, released a total of ${sig(co2)} gCO2e into the atmosphere, and you paid ${sig(money)} ${report.priceUnit} in electricity for it.${covers}`;
   }
   const est = report.summary.estimated_energy!.sum / 3.6e6;
   if (Number.isFinite(est)) {
     const f = Number(report.config['post-processing.emissions_factor']);
     const p = Number(report.config['post-processing.price_factor']);
-    return `${head} No energy was measured on this host. ESTIMATED from CPU utilisation and TDP: ${sig(est)} kWh, ${sig((est * f) / 1000)} kgCO2e, ${sig(est * p)} ${report.priceUnit} (an estimate, not a measurement).`;
+    return `${head} No energy was measured on this host. ESTIMATED from CPU utilisation and TDP: ${sig(est)} kWh, ${sig(est * f)} gCO2e, ${sig(est * p)} ${report.priceUnit} (an estimate, not a measurement).${covers}`;
   }
   return head;
 }
@@ -138,6 +145,25 @@ function acrossRounds(report: Report): string {
   return `Across ${roundCount(report)} rounds (mean ± std): ${parts.join(', ')}`;
 }
 
+/**
+ * How each round's host energy was formed (host-total.ts): one line without a board sensor,
+ * else the decision with its figures per round.
+ */
+function hostTotalLines(report: Report): string[] {
+  const totals = report.rounds.flatMap((r) =>
+    r.metrics.host.total ? [{ id: r.id, t: r.metrics.host.total }] : [],
+  );
+  if (totals.length === 0) return [];
+  if (totals.every(({ t }) => t.rule === 'parts')) {
+    const groups = [...new Set(totals.flatMap(({ t }) => [...t.coveredGroups, ...t.outsideGroups]))];
+    return groups.length > 0 ? [`Host total: sum of the measured groups (${listInWords(groups)})`] : [];
+  }
+  return [
+    'Host total: a board sensor stands for the groups it covers only while its energy is at least theirs; groups outside the platform are added',
+    ...totals.map(({ id, t }) => `  round ${id}: ${describeHostTotal(t)}`),
+  ];
+}
+
 /** perun's text report, plus what was measured how and what was not available. */
 export function renderText(report: Report): string {
   const out = [
@@ -156,10 +182,11 @@ export function renderText(report: Report): string {
   );
   if (report.sources.length === 0) out.push('  (no energy source)');
   for (const s of report.sources) out.push(`  ${s.group}: ${s.method}, ${s.detail} [${s.series.join(', ')}]`);
+  out.push(`Coverage: ${coverageStatement(report)}`);
+  out.push(...hostTotalLines(report));
   if (report.unavailable.length > 0) {
     out.push('Not available:');
-    for (const d of report.unavailable)
-      out.push(`  ${d.backend}${d.signal ? ` ${d.signal}` : ''}: ${d.reason}`);
+    for (const line of collapseDiagnostics(report.unavailable)) out.push(`  ${line}`);
   }
   const problems = report.rounds.flatMap((r) => r.metrics.problems.map((p) => `round ${r.id}: ${p}`));
   if (problems.length > 0) out.push('Problems:', ...problems.map((p) => `  ${p}`));

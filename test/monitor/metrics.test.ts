@@ -2,19 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { roundMetrics, stat, summarizeRegions } from '../../src/monitor/metrics.js';
 import { pairRegionEvents } from '../../src/monitor/regions-pairing.js';
-import type { SeriesSpec } from '../../src/monitor/signals.js';
+import { PLAIN_POST, seriesSpec } from '../helpers/series-spec.js';
 
 const close = (a: number, b: number, eps = 1e-6) => assert.ok(Math.abs(a - b) <= eps, `${a} != ${b}`);
-const spec = (id: string, group: SeriesSpec['group'], kind: SeriesSpec['kind']): SeriesSpec => ({
-  id,
-  signal: id,
-  domain: 'board',
-  index: 0,
-  group,
-  kind,
-  backend: 'TEST',
-});
-const post = { powerOverhead: 0, pue: 1, emissionsFactor: 0, priceFactor: 0 };
+const spec = seriesSpec;
+const post = PLAIN_POST;
 
 describe('round metrics', () => {
   const times = [0, 1, 2, 3, 4];
@@ -29,7 +21,7 @@ describe('round metrics', () => {
     values: [
       [0, 10, Number.NaN, 40, 50], // 50 J over 4 s
       [100, 100, 100, 100, 100], // 400 J
-      [Number.NaN, 0.5, 0.5, 0.5, 0.5],
+      [Number.NaN, 50, 50, 50, 50], // utilisation is stored in percent
     ],
   };
 
@@ -63,7 +55,7 @@ describe('round metrics', () => {
     const only = [spec('CPU_UTILIZATION', 'cpu', 'util')];
     const m = roundMetrics(
       only,
-      { originMs: 0, times, values: [[Number.NaN, 0.5, 0.5, 0.5, 0.5]] },
+      { originMs: 0, times, values: [[Number.NaN, 50, 50, 50, 50]] },
       4,
       [],
       post,
@@ -82,7 +74,7 @@ describe('round metrics', () => {
     const est = { fullLoadWatts: 20, source: 'test' };
     const short = roundMetrics(
       only,
-      { originMs: 0, times: [0, 0.5], values: [[Number.NaN, 0.25]] },
+      { originMs: 0, times: [0, 0.5], values: [[Number.NaN, 25]] },
       0.5,
       [],
       post,
@@ -142,7 +134,7 @@ describe('round metrics', () => {
       originMs: 0,
       times,
       // each reading covers the interval before it: [0,1] 20 %, [1,2] 40 %, [2,3] gap, [3,4] 80 %
-      values: [[Number.NaN, 0.2, 0.4, Number.NaN, 0.8]],
+      values: [[Number.NaN, 20, 40, Number.NaN, 80]],
     };
     const events = [
       { name: 'whole', kind: 'start' as const, t: 0.5 },

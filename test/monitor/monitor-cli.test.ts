@@ -113,12 +113,12 @@ stopTicking();
       [['cpu', 'CPU_UTILIZATION', 'PROCFS']],
     );
     const values = report.rounds[0]!.values[report.series.indexOf(util[0]!)]!;
-    // NaN until the first tick (no value yet), then 0.3 at every sample, also between ticks.
+    // NaN until the first tick (no value yet), then 30 % at every sample, also between ticks.
     const first = values.findIndex(Number.isFinite);
     assert.ok(first > 0);
     assert.deepEqual(
       values.slice(first),
-      values.slice(first).map(() => 0.3),
+      values.slice(first).map(() => 30),
     );
     const cpuUtil = report.rounds[0]!.metrics.host.groups.cpu!.util!;
     assert.ok(Math.abs(cpuUtil - 30) < 1e-9, `CPU utilisation ${cpuUtil} %`);
@@ -132,7 +132,7 @@ stopTicking();
     const root = copyFixture('vm-1s4c');
     writeFileSync(join(root, 'proc/stat'), 'cpu  1 2 oops 4\n');
     const { r, report } = await monitorOn(root, '0.02', ['sleep', '0.1']);
-    assert.match(r.stdout, /CPU utilisation unavailable: \/proc\/stat: bad number/);
+    assert.match(r.stdout, /CPU utilisation not readable: \/proc\/stat: bad number/);
     const i = report.series.findIndex((s) => s.kind === 'util' && s.group === 'cpu');
     assert.ok(i >= 0);
     assert.ok(report.rounds[0]!.values[i]!.every(Number.isNaN), 'every sample is a gap');
@@ -141,7 +141,7 @@ stopTicking();
       report.unavailable.some(
         (d) =>
           d.signal === report.series[i]!.id &&
-          /^CPU utilisation unavailable: \/proc\/stat: bad number/.test(d.reason),
+          /^CPU utilisation not readable: \/proc\/stat: bad number/.test(d.reason),
       ),
       JSON.stringify(report.unavailable),
     );

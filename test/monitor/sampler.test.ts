@@ -50,13 +50,14 @@ describe('Sampler on PROCFS (fixture /proc)', () => {
     await sampler.read(data);
     // No tick between these two: the previous value stands.
     await sampler.read(data);
-    assert.deepEqual(data.values[util]!.slice(3), [0.5, 0.5]);
+    // Stored in percent, the report's one convention for ratios (the signal gives 0.5).
+    assert.deepEqual(data.values[util]!.slice(3), [50, 50]);
     assert.deepEqual(sampler.withoutValue(), []);
     assert.deepEqual(failures, []);
     await pio.close();
   });
 
-  it('NaN after a value is a failure, told once; a series that never reads is explained', async () => {
+  it('a failed read is told once, with the reason the batch read met (not "NaN")', async () => {
     const { root, pio, series, sampler, data, failures, util, memory } = await setUp();
     await sampler.read(data);
     writeFileSync(join(root, 'proc/meminfo'), 'MemFree: lots\n');
@@ -64,9 +65,34 @@ describe('Sampler on PROCFS (fixture /proc)', () => {
     await sampler.read(data);
     await sampler.read(data);
     assert.ok(Number.isFinite(data.values[memory]![0]!));
-    assert.deepEqual(failures, [`${series[memory]!.id}: ${NAN_READ}`]);
-    // The batch only says NaN; a single read names the cause.
+    assert.ok(Number.isNaN(data.values[memory]![1]!) && Number.isNaN(data.values[util]![2]!));
+    assert.equal(failures.length, 2, failures.join('\n'));
+    assert.match(failures.find((f) => f.startsWith(series[memory]!.id))!, /meminfo/);
+    assert.match(failures.find((f) => f.startsWith(series[util]!.id))!, /\/proc\/stat: bad number/);
+    assert.ok(!failures.some((f) => f.includes(NAN_READ)));
+    // A single read names the same cause.
     assert.match(await whyNoValue(pio, series[util]!), /^\/proc\/stat: bad number/);
+    await pio.close();
+  });
+});
+
+describe('Sampler on POWERCAP (fixture RAPL)', () => {
+  it('a garbled energy_uj is logged with the parse error, not "read returned NaN"', async () => {
+    const root = copyFixture('energy/amd-epyc');
+    const pio = await loadPlatform({ sysroot: new Sysroot(root), include: (n) => n === 'POWERCAP' });
+    const series = selectSeries(pio).series;
+    const failures: string[] = [];
+    const sampler = new Sampler(pio, series, (id, reason) => failures.push(`${id}: ${reason}`));
+    const data: SampleSet = { originMs: 0, times: [], values: series.map(() => []) };
+    await sampler.read(data);
+    writeFileSync(join(root, 'sys/class/powercap/intel-rapl:0/energy_uj'), 'garbage\n');
+    await sampler.read(data);
+    const i = series.findIndex((s) => s.id === 'CPU_ENERGY-package-0');
+    assert.ok(Number.isNaN(data.values[i]![1]!), 'a failed read is NaN, never 0');
+    assert.deepEqual(failures, [
+      'CPU_ENERGY-package-0: /sys/class/powercap/intel-rapl:0/energy_uj: expected an unsigned integer, found "garbage"',
+    ]);
+    assert.ok(Number.isFinite(data.values[series.findIndex((s) => s.id === 'CPU_ENERGY-package-1')]![1]!));
     await pio.close();
   });
 });

@@ -100,6 +100,56 @@ describe('signal selection', () => {
   });
 });
 
+/** CXL-attached memory with its own energy sensor, outside what the platform's psys measures. */
+class CxlBackend extends TableBackend<number> {
+  readonly id = 'cxl';
+  readonly name = 'CXL';
+  readonly description = 'a memory expander with an energy counter';
+
+  protected snapshot(): number {
+    return 0;
+  }
+
+  protected define(_ctx: BackendContext): { signals: SignalDef<number>[] } {
+    return {
+      signals: [
+        {
+          name: 'MEM_ENERGY',
+          aliases: ['DRAM_ENERGY'],
+          description: 'energy of the expander card',
+          domain: DomainType.Board,
+          aggregation: Aggregation.Sum,
+          format: FormatType.Double,
+          behavior: Behavior.Monotone,
+          units: Units.Joules,
+          outsidePlatform: true,
+          read: () => 1,
+        },
+      ],
+    };
+  }
+}
+
+describe('outside the platform', () => {
+  it('GPUs, and any signal its backend marks so, are outside what a board sensor covers', async () => {
+    const { pio } = await platform();
+    const cxl = new CxlBackend();
+    await cxl.setup({ sysroot: new Sysroot(`${FIXTURES}energy/amd-epyc`), topology: pio.topology });
+    pio.register(cxl);
+    assert.equal(pio.signalInfo('DRAM_ENERGY').outsidePlatform, true);
+    const { series } = selectSeries(pio);
+    assert.deepEqual(
+      series.map((s) => [s.id, s.group, s.outsidePlatform === true]),
+      [
+        ['CPU_ENERGY-package-0', 'cpu', false],
+        ['CPU_ENERGY-package-1', 'cpu', false],
+        ['DRAM_ENERGY', 'ram', true],
+        ['SCRIPTED::GPU_POWER', 'gpu', true],
+      ],
+    );
+  });
+});
+
 describe('sampler', () => {
   it('records a failed batch as NaN gaps with the reason, and keeps sampling', async () => {
     const { pio, backend } = await platform();
