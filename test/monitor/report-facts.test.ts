@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/report-model.js';
 import { runCli } from '../helpers/cli.js';
+import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
 const readJson = (path: string) =>
@@ -46,7 +47,16 @@ describe('host facts under a sysroot', () => {
     writeFileSync(join(kernel, 'ostype'), 'Linux\n');
     writeFileSync(join(kernel, 'osrelease'), '9.9.9-fixture\n');
     const memKb = Number(/^MemTotal:\s*(\d+)/m.exec(readFileSync(join(root, 'proc/meminfo'), 'utf8'))![1]);
-    const { r, report } = await monitorJson([], ['true'], { JOULEGATE_SYSROOT: root });
+    // The fixture's CPUs are busy a quarter of the time while the app runs, so there is a CPU
+    // utilisation to estimate power from.
+    const app = join(tempDir(), 'app.mjs');
+    writeFileSync(
+      app,
+      `${tickerSource(paddedStat(root), 1, 3)}\nstartTicking(10);\nsetTimeout(stopTicking, 300);\n`,
+    );
+    const { r, report } = await monitorJson(['--sampling-period', '0.05'], [process.execPath, app], {
+      JOULEGATE_SYSROOT: root,
+    });
     assert.equal(report.host, 'fixture-node');
     assert.equal(report.metadata.hostname, 'fixture-node');
     assert.equal(report.metadata.kernel, '9.9.9-fixture');
