@@ -1,18 +1,21 @@
 /**
- * Entry point of a batch server process, started by the daemon's launcher (src/service/batch-launcher.ts) with
- * the request as JSON on stdin. It builds its own PlatformIO (built-in backends and plugins):
- * GPU libraries do not survive being shared across processes, so the child initialises
- * everything itself. It pushes the requests, creates the files, reports `{"ready":true}` on
- * stdout and serves the client.
- * Exit status 0: the client quit or went away; 1: the request could not be served.
+ * Entry point of a batch server process, started by the daemon's launcher
+ * (src/service/batch-launcher.ts), usually ahead of any request. It builds its own PlatformIO
+ * (built-in backends and plugins: GPU libraries do not survive being shared across processes),
+ * reports `idle` and waits on stdin for a request. Given one, it pushes it, creates the files and
+ * reports `ready`; once the daemon has recorded it (`admit`) it lets the client connect, reports
+ * `connected` and serves the client (messages: src/ipc/batch/protocol.ts).
+ * Exit status 0: the client quit or went away, or the daemon let go of the server before its
+ * client connected; 1: the request could not be served.
  */
-import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
 import { BatchServer } from '../batch/server.js';
-import type { ServerReport } from '../ipc/batch/protocol.js';
+import { ADMIT_LINE, type ServerReport } from '../ipc/batch/protocol.js';
 import { errorMessage } from '../platform/errors.js';
-import { processExists } from '../platform/process.js';
+import { libc } from '../platform/libc.js';
+import type { PlatformIO } from '../platform/platform-io.js';
 import * as z from '../platform/validation.js';
 
 const requestSchema = z.object({ name: z.string(), domain: z.int(), idx: z.int() });
@@ -24,39 +27,63 @@ const configSchema = z.object({
   clientGid: id(),
   signals: z.array(requestSchema),
   controls: z.array(requestSchema),
-  /** The launcher's pid: the server must not outlive it. */
-  parentPid: z.int().check(z.positive()),
 });
 
 function report(msg: ServerReport): void {
   process.stdout.write(`${JSON.stringify(msg)}\n`);
 }
 
+/** The next line from the daemon, or undefined once it closed the pipe. */
+function daemonLines(): () => Promise<string | undefined> {
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  return async () => {
+    const next = await lines.next();
+    return next.done ? undefined : next.value;
+  };
+}
+
 async function main(): Promise<number> {
-  let server: BatchServer;
-  let parentPid: number;
-  let clientPid: number;
+  let pio: PlatformIO;
   try {
-    const config = configSchema.parse(JSON.parse(readFileSync(0, 'utf8')));
     const { backends: plugins } = await loadPlugins();
-    const pio = await loadPlatform({ extra: plugins });
-    parentPid = config.parentPid;
-    clientPid = Number(config.key);
-    server = new BatchServer(pio, config);
+    pio = await loadPlatform({ extra: plugins });
+    libc(); // loaded now rather than while a client waits for its batch to start
+  } catch (err) {
+    report({ error: errorMessage(err) });
+    return 1;
+  }
+  report({ idle: true });
+  const nextLine = daemonLines();
+  const request = await nextLine();
+  if (request === undefined) return 0; // a spare the daemon no longer needs
+
+  let server: BatchServer;
+  try {
+    server = new BatchServer(pio, configSchema.parse(JSON.parse(request)));
     server.createFiles();
   } catch (err) {
     report({ error: errorMessage(err) });
     return 1;
   }
   report({ ready: true });
+  if ((await nextLine()) !== ADMIT_LINE) {
+    server.close();
+    return 0;
+  }
+  // Until the client connects, the daemon can still let go of the server by closing the pipe
+  // (and does so by dying): then the files go and the process ends.
+  const released = new AbortController();
+  void nextLine().then(() => released.abort(new Error('released by the daemon')));
   try {
-    // While no client has connected, nothing but a signal would end the wait: a server
-    // outliving its daemon or its client would wait forever and leave its files behind.
-    const reason = await server.serve(() => {
-      if (process.ppid !== parentPid) return 'the daemon that started it is gone';
-      if (!processExists(clientPid)) return `client ${clientPid} is gone`;
-      return undefined;
-    });
+    await server.accept(released.signal);
+  } catch (err) {
+    if (released.signal.aborted) return 0;
+    process.stderr.write(`batch server ${process.pid} failed: ${errorMessage(err)}\n`);
+    return 1;
+  }
+  report({ connected: true });
+  try {
+    const reason = await server.serve();
     if (reason !== 'quit') process.stderr.write(`batch server ${process.pid} ended: ${reason}\n`);
     return 0;
   } catch (err) {

@@ -39,14 +39,15 @@ function runDir(): string {
   return dir;
 }
 
-function start(
+/** Starts a server for `client` and admits it, as the daemon does once it has recorded it. */
+async function start(
   dir: string,
   client: ClientDriver,
   user: TestUser,
   signals = [TIME],
   controls: typeof signals = [],
 ) {
-  return launcher.start({
+  const server = await launcher.start({
     runDir: dir,
     clientPid: client.pid,
     clientUid: user.uid,
@@ -54,6 +55,8 @@ function start(
     signals,
     controls,
   });
+  server.admit();
+  return server;
 }
 
 before(() => {
