@@ -78,16 +78,16 @@ async function main(): Promise<number> {
     await server.accept(released.signal);
   } catch (err) {
     if (released.signal.aborted) return 0;
-    process.stderr.write(`batch server ${process.pid} failed: ${errorMessage(err)}\n`);
+    process.stderr.write(`failed: ${errorMessage(err)}\n`);
     return 1;
   }
   report({ connected: true });
   try {
     const reason = await server.serve();
-    if (reason !== 'quit') process.stderr.write(`batch server ${process.pid} ended: ${reason}\n`);
+    if (reason !== 'quit') process.stderr.write(`ended: ${reason}\n`);
     return 0;
   } catch (err) {
-    process.stderr.write(`batch server ${process.pid} failed: ${errorMessage(err)}\n`);
+    process.stderr.write(`failed: ${errorMessage(err)}\n`);
     return 1;
   }
 }

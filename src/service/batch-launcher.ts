@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, unlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIT_LINE, batchPaths, type ServerReport } from '../ipc/batch/protocol.js';
@@ -33,6 +33,22 @@ export interface LauncherOptions {
  */
 const SERVER_NODE_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
 
+/**
+ * Nice value of a server while it loads: a storm of starts then takes spare CPU, not the daemon's
+ * (whose other clients must not wait). A server handed to a client is set back to 0. Only a
+ * root daemon can set it back, so only a root daemon lowers it.
+ */
+const LOADING_NICE = process.getuid?.() === 0 ? 10 : 0;
+
+/** Sets a process's nice value (of its main thread, the one that serves); best effort. */
+function renice(pid: number, nice: number): void {
+  try {
+    setPriority(pid, nice);
+  } catch {
+    // the process is gone; its end is reported elsewhere
+  }
+}
+
 let command: string[] | undefined;
 /**
  * The server's entry module: the one-file bundle in dist (scripts/bundle-cli.mjs; a quarter less
@@ -60,6 +76,8 @@ class ServerProcess {
 
   constructor(log: (line: string) => void, referenced: boolean) {
     this.child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...serverCommand()], { stdio: 'pipe' });
+    // Right after exec, before Node starts its threads (they inherit it).
+    if (LOADING_NICE !== 0 && this.child.pid !== undefined) renice(this.child.pid, LOADING_NICE);
     this.ended = new Promise((resolve) => {
       const end = (how: string) => {
         if (this.endedHow !== undefined) return;
@@ -167,12 +185,13 @@ export class BatchServerLauncher implements BatchLauncher {
   private readonly loadQueue: (() => void)[] = [];
 
   constructor(options: LauncherOptions = {}) {
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = (line) => log(`joulegated: ${line}`);
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.clientCheckMs = options.clientCheckMs ?? 1000;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_BATCH_SETTINGS.idleTimeoutMs;
     this.spareCount = options.spares ?? DEFAULT_BATCH_SETTINGS.spares;
-    this.maxLoading = options.maxLoading ?? Math.max(1, availableParallelism() - 1);
+    this.maxLoading = options.maxLoading ?? availableParallelism();
     this.limits = options.limits ?? {
       perUser: DEFAULT_BATCH_SETTINGS.perUser,
       total: DEFAULT_BATCH_SETTINGS.total,
@@ -189,6 +208,7 @@ export class BatchServerLauncher implements BatchLauncher {
       throw new JoulegateError('Requested a batch server, but no signals or controls were specified');
     }
     const server = await this.take();
+    if (LOADING_NICE !== 0) renice(server.pid, 0);
     const key = String(req.clientPid);
     try {
       server.send(

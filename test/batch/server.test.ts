@@ -105,6 +105,12 @@ describe('batch server with a client of another uid', () => {
     assert.deepEqual(await client.send('quit'), { ok: true });
     await server.exited;
     assert.deepEqual(readdirSync(dir), []);
+    assert.ok(
+      logs.includes(
+        `joulegated: batch server ${server.serverPid} of client ${client.pid} ended: exit status 0`,
+      ),
+      logs.join('\n'),
+    );
   });
 
   test('a signal that cannot be read is NaN in the batch, never a stale value', async () => {
