@@ -73,9 +73,19 @@ async function main(): Promise<number> {
   // Until the client connects, the daemon can still let go of the server by closing the pipe
   // (and does so by dying): then the files go and the process ends.
   const released = new AbortController();
-  void nextLine().then(() => released.abort(new Error('released by the daemon')));
+  let connected = false;
+  void nextLine().then(() => {
+    if (connected) return;
+    released.abort(new Error('released by the daemon'));
+    // Last resort should the wait for the client not end (it always should): no process lingers.
+    setTimeout(() => {
+      server.close();
+      process.kill(process.pid, 'SIGKILL');
+    }, 2000).unref();
+  });
   try {
     await server.accept(released.signal);
+    connected = true;
   } catch (err) {
     if (released.signal.aborted) return 0;
     process.stderr.write(`failed: ${errorMessage(err)}\n`);

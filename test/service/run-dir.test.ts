@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { secureMakeDirs } from '../../src/service/secure-files.js';
 import { DAEMON } from '../helpers/cli.js';
 import { ensureGroup, ensureUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from './harness.js';
+import { ServiceHarness } from './harness.js';
 
 // The daemon's claim on its run directory (one daemon per run dir, taken before anything there
 // is touched), crash debris removed at start, and list directories that are never renamed.
@@ -49,21 +41,29 @@ writeFileSync(join(h.configDir, group, 'unrelated'), 'x');
 await h.startDaemon();
 await h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]);
 
-/** Runs a second joulegated on the same run dir; its exit status and stderr. */
-function secondDaemon(): Promise<{ code: number | null; stderr: string; ms: number }> {
-  const started = performance.now();
+interface Outcome {
+  proc: ChildProcess;
+  /** True once it logged "ready"; false once it exited (code, stderr). */
+  ready: boolean;
+  code: number | null;
+  stderr: string;
+}
+
+/** Runs another joulegated on the same run dir until it is ready or has exited. */
+function anotherDaemon(): Promise<Outcome> {
   const proc = spawn(process.execPath, [DAEMON], {
     env: { ...process.env, ...h.env() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   proc.stderr!.setEncoding('utf8');
-  proc.stderr!.on('data', (d: string) => {
-    stderr += d;
+  return new Promise((resolve) => {
+    proc.stderr!.on('data', (d: string) => {
+      stderr += d;
+      if (stderr.includes('joulegated: ready')) resolve({ proc, ready: true, code: null, stderr });
+    });
+    proc.on('exit', (code) => resolve({ proc, ready: false, code, stderr }));
   });
-  return new Promise((resolve) =>
-    proc.on('exit', (code) => resolve({ code, stderr, ms: performance.now() - started })),
-  );
 }
 
 test('crash debris in the run dir is removed at start, one line each; other names stay', () => {
@@ -106,8 +106,8 @@ test('a second daemon on the same run dir exits with one line and touches nothin
     const before = { text: readFileSync(sessionPath, 'utf8'), mtime: statSync(sessionPath).mtimeMs };
     const entries = readdirSync(h.runDir).sort();
 
-    const second = await secondDaemon();
-    assert.equal(second.code, 1);
+    const second = await anotherDaemon();
+    assert.equal(second.code, 1, second.stderr);
     assert.equal(
       second.stderr,
       `joulegated: another joulegated (pid ${h.daemon!.pid}) is running on ${h.runDir}; exiting\n`,
@@ -129,18 +129,20 @@ test('after a crash, of two daemons started at once exactly one takes over', asy
   const first = h.daemon!;
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
-  const [a, b] = await Promise.all([
-    h.startDaemon().then(
-      () => 'ready',
-      (err: Error) => err.message,
-    ),
-    new Promise((r) => setTimeout(r, 5)).then(secondDaemon),
-  ]);
-  // One is ready (startDaemon); the other stopped at the lock, or lost it to the one started.
-  assert.equal(a, 'ready', a);
-  const other = b as { code: number | null; stderr: string };
-  assert.equal(other.code, 1, other.stderr);
-  assert.match(other.stderr, /^joulegated: another joulegated \(pid \d+\) is running on .*; exiting\n$/);
-  assert.ok(await waitFor(() => !existsSync(join(h.runDir, 'SAVE_FILES'))));
-  assert.equal(await h.stopDaemon(), 0);
+  const outcomes = await Promise.all([anotherDaemon(), anotherDaemon()]);
+  after(() => {
+    for (const o of outcomes) o.proc.kill('SIGKILL');
+  });
+  const winners = outcomes.filter((o) => o.ready);
+  const losers = outcomes.filter((o) => !o.ready);
+  assert.equal(winners.length, 1, outcomes.map((o) => o.stderr).join('\n---\n'));
+  assert.equal(losers[0]!.code, 1);
+  assert.equal(
+    losers[0]!.stderr,
+    `joulegated: another joulegated (pid ${winners[0]!.proc.pid}) is running on ${h.runDir}; exiting\n`,
+  );
+  const winner = winners[0]!.proc;
+  const exited = new Promise<number | null>((r) => winner.once('exit', r));
+  winner.kill('SIGTERM');
+  assert.equal(await exited, 0);
 });

@@ -4,15 +4,10 @@ import { JoulegateError } from '../../platform/errors.js';
 import { errnoValue, lastErrno, libc, SystemCallError } from '../../platform/libc.js';
 import { fifoPath } from './protocol.js';
 
-/** read(2) or write(2) of `count` bytes, retried on EINTR; returns the count done (0: end of file). */
-function transfer(call: 'read' | 'write', fd: number, buf: Buffer, count: number): number {
-  const c = libc();
-  for (;;) {
-    const n = c[call](fd, buf, count);
-    if (n >= 0) return n;
-    const errno = lastErrno();
-    if (errno !== errnoValue('EINTR')) throw new SystemCallError(call, `fd ${fd}`, errno);
-  }
+/** After a failed read(2) or write(2): returns if it was interrupted (retry), else throws. */
+function failUnlessInterrupted(call: 'read' | 'write', fd: number): void {
+  const errno = lastErrno();
+  if (errno !== errnoValue('EINTR')) throw new SystemCallError(call, `fd ${fd}`, errno);
 }
 
 function makeFifo(path: string, mode: number): void {
@@ -33,14 +28,20 @@ function setBlocking(fd: number): void {
 
 const openInWorker = promisify(open);
 
+/** Linux open(2) flag: a handle on the inode that neither reads nor writes (nor blocks). */
+const O_PATH = 0o10000000;
+
 /**
  * Opens one end of a FIFO in a libuv worker thread, where the open blocks until the other side
  * opens its end: a waiting server sleeps in the kernel instead of polling, and its event loop
  * stays free. When `signal` aborts, the server opens the other end itself (non-blocking) so the
- * pending open returns: a worker left blocked would keep the process from exiting.
+ * pending open returns: a worker left blocked would keep the process from exiting. It does so
+ * through an O_PATH handle taken first, so this works even once the FIFO's name is gone (a test
+ * or a new daemon cleaning the run dir).
  */
 async function openWhenPartnered(path: string, end: 'read' | 'write', signal: AbortSignal): Promise<number> {
   signal.throwIfAborted();
+  const anchor = openSync(path, O_PATH);
   const pending = openInWorker(path, end === 'read' ? constants.O_RDONLY : constants.O_WRONLY);
   const partnerFlags = (end === 'read' ? constants.O_WRONLY : constants.O_RDONLY) | constants.O_NONBLOCK;
   let partner = -1;
@@ -49,7 +50,7 @@ async function openWhenPartnered(path: string, end: 'read' | 'write', signal: Ab
   const unblock = () => {
     if (settled) return;
     try {
-      partner = openSync(path, partnerFlags);
+      partner = openSync(`/proc/self/fd/${anchor}`, partnerFlags);
     } catch (err) {
       // ENXIO: the worker has not started its read open yet (a write end needs a reader).
       if ((err as NodeJS.ErrnoException).code === 'ENXIO') retry = setTimeout(unblock, 1);
@@ -64,6 +65,7 @@ async function openWhenPartnered(path: string, end: 'read' | 'write', signal: Ab
     clearTimeout(retry);
     signal.removeEventListener('abort', unblock);
     if (partner >= 0) closeSync(partner);
+    closeSync(anchor);
   }
   if (signal.aborted) {
     closeSync(fd);
@@ -82,6 +84,9 @@ export const END_OF_STREAM = 0;
  */
 export class StatusChannel {
   private readonly byte = Buffer.alloc(1);
+  // The libc calls themselves, looked up once: one direct call per message.
+  private readonly readCall = libc().read;
+  private readonly writeCall = libc().write;
 
   private constructor(
     private readonly readFd: number,
@@ -90,12 +95,16 @@ export class StatusChannel {
 
   send(message: number): void {
     this.byte[0] = message;
-    transfer('write', this.writeFd, this.byte, 1);
+    while (this.writeCall(this.writeFd, this.byte, 1) < 0) failUnlessInterrupted('write', this.writeFd);
   }
 
   /** Waits for one byte; END_OF_STREAM when the peer has gone. */
   receive(): number {
-    return transfer('read', this.readFd, this.byte, 1) === 1 ? this.byte[0]! : END_OF_STREAM;
+    for (;;) {
+      const n = this.readCall(this.readFd, this.byte, 1);
+      if (n >= 0) return n === 1 ? this.byte[0]! : END_OF_STREAM;
+      failUnlessInterrupted('read', this.readFd);
+    }
   }
 
   close(): void {
