@@ -65,6 +65,10 @@ function serverCommand(): string[] {
   return command;
 }
 
+/** Longest report line kept, and most reports waiting to be read. */
+const MAX_REPORT_CHARS = 64 * 1024;
+const MAX_PENDING_REPORTS = 4;
+
 /** One batch server process and the lines it reports on stdout. */
 class ServerProcess {
   readonly child: ChildProcess;
@@ -92,10 +96,13 @@ class ServerProcess {
     let out = '';
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (text: string) => {
-      out += text;
+      // A server has a few short lines to say; more is not stored (the daemon's memory is not
+      // the server's to fill).
+      out = (out + text).slice(-MAX_REPORT_CHARS);
       for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
+        if (this.reports.length >= MAX_PENDING_REPORTS) continue;
         try {
           this.reports.push(JSON.parse(line) as ServerReport);
         } catch {
@@ -231,6 +238,10 @@ export class BatchServerLauncher implements BatchLauncher {
       server.kill('SIGKILL');
       await server.ended;
       throw err;
+    } finally {
+      // The next spare is spawned once this start is answered: spawn() holds the event loop
+      // for a few ms (a fork of the daemon) that this client need not wait for.
+      setImmediate(() => this.refill());
     }
     return this.handle(server, req, key);
   }
@@ -238,7 +249,6 @@ export class BatchServerLauncher implements BatchLauncher {
   /** A loaded server for a request: the oldest spare, or a new process. */
   private async take(): Promise<ServerProcess> {
     const spare = this.spares.shift();
-    this.refill();
     if (spare) {
       try {
         const server = await spare;
