@@ -12,15 +12,25 @@
  *     dist/app/joulegated.js on a private bus, compared with that batch.
  * Both sides' values are checked against the files. Prints JSON; target: joulegate p50 ≤ 2 ×
  * the floor's p50.
- * Usage: node --import tsx bench/batch.ts [--iterations N] [--rounds R]
+ * Then, each next to its floor or target:
+ *   - server CPU per sample with the client reading at 1 kHz (1 and 16 signals), joulegate's
+ *     server and the C floor server interleaved, CPU time from /proc/<pid>/task/<tid>/schedstat
+ *     (GEOPM measured 11.7 µs: shared/reference/measured.md),
+ *   - through joulegated (bench/batch-daemon.ts): PlatformStartBatch p50/p99 (GEOPM 5.1 ms,
+ *     target ≤ 10 ms), memory per batch client (GEOPM 25 MB RSS, target ≤ 13 MB), and
+ *     PlatformOpenSession p50/p99 while --storm clients start batch servers at once (target
+ *     p99 < 100 ms).
+ * Usage: node --import tsx bench/batch.ts [--iterations N] [--rounds R] [--rate-samples N]
+ *        [--starts N] [--memory-clients N] [--storm N]
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainType } from '../src/platform/domains.js';
 import { errorMessage } from '../src/platform/errors.js';
 import { generateTree } from '../test/fixtures/generate.js';
+import { measureMemory, measureStartBatch, measureStorm } from './batch-daemon.js';
 import { firstLine, importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
 
 requireBuiltDist('batch');
@@ -41,6 +51,10 @@ function argValue(name: string, fallback: number): number {
 
 const ITERATIONS = argValue('--iterations', 20000);
 const ROUNDS = argValue('--rounds', 3);
+const RATE_SAMPLES = argValue('--rate-samples', 3000);
+const STARTS = argValue('--starts', 30);
+const MEMORY_CLIENTS = argValue('--memory-clients', 10);
+const STORM = argValue('--storm', 100);
 const WARMUP = 1000;
 const SIZES = [1, 16, 128];
 const SHAPE = { packages: 2, coresPerPackage: 16, threadsPerCore: 2, cpufreq: 'cpu' } as const;
@@ -98,6 +112,81 @@ function buildFloor(): { server: string; client: string } {
   return out;
 }
 
+/** CPU time of every thread of `pid` so far, in ns (schedstat: time on the CPU). */
+function cpuNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  }
+  return total;
+}
+
+/**
+ * The server's CPU µs per sample while `read` runs at 1 kHz (the client sleeps in between, as
+ * a 1 ms sampling loop does): what sampling costs the node, wake-ups included.
+ */
+function cpuPerSampleAt1kHz(serverPid: number, read: () => void): number {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const paced = (samples: number) => {
+    const t0 = performance.now();
+    for (let i = 0; i < samples; i++) {
+      read();
+      const wait = t0 + i + 1 - performance.now();
+      if (wait > 0) Atomics.wait(sleeper, 0, 0, wait);
+    }
+  };
+  paced(500);
+  const before = cpuNs(serverPid);
+  paced(RATE_SAMPLES);
+  return Number(((cpuNs(serverPid) - before) / 1000 / RATE_SAMPLES).toFixed(2));
+}
+
+async function rateFloor(bin: { server: string }, requests: Request[], round: number): Promise<number> {
+  const key = `rate${requests.length}-${round}`;
+  const server = spawn(bin.server, [work, key, ...requests.map((r) => r.file)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await firstLine(server, 'stdout', /^ready$/);
+  const n = requests.length;
+  const client = BatchClient.connect({ runDir: work, key, numSignals: n, numControls: 0 });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  try {
+    return cpuPerSampleAt1kHz(server.pid!, () => client.readBatch());
+  } finally {
+    client.close();
+    await exited;
+  }
+}
+
+async function rateJoulegate(
+  launcher: InstanceType<typeof BatchServerLauncher>,
+  requests: Request[],
+): Promise<number> {
+  const server = await startServer(launcher, requests);
+  const n = requests.length;
+  const client = BatchClient.connect({ runDir: work, key: server.serverKey, numSignals: n, numControls: 0 });
+  try {
+    return cpuPerSampleAt1kHz(server.serverPid, () => client.readBatch());
+  } finally {
+    client.close();
+    await server.exited;
+  }
+}
+
+/** A batch server for `requests` with the bench process as its client, admitted. */
+async function startServer(launcher: InstanceType<typeof BatchServerLauncher>, requests: Request[]) {
+  const server = await launcher.start({
+    runDir: work,
+    clientPid: process.pid,
+    clientUid: process.getuid!(),
+    clientGid: process.getgid!(),
+    signals: requests.map(({ name, domain, idx }) => ({ name, domain, idx })),
+    controls: [],
+  });
+  server.admit();
+  return server;
+}
+
 async function measureFloor(
   bin: { server: string; client: string },
   requests: Request[],
@@ -122,14 +211,7 @@ async function measureJoulegate(
   requests: Request[],
 ): Promise<Latency> {
   const n = requests.length;
-  const server = await launcher.start({
-    runDir: work,
-    clientPid: process.pid,
-    clientUid: process.getuid!(),
-    clientGid: process.getgid!(),
-    signals: requests.map(({ name, domain, idx }) => ({ name, domain, idx })),
-    controls: [],
-  });
+  const server = await startServer(launcher, requests);
   const client = BatchClient.connect({ runDir: work, key: server.serverKey, numSignals: n, numControls: 0 });
   const times = new Array<number>(ITERATIONS);
   let values: ArrayLike<number> = [];
@@ -185,7 +267,8 @@ async function main(): Promise<void> {
   process.env.JOULEGATE_CONFIG_PATH = join(work, 'config');
   process.env.JOULEGATE_PLUGIN_PATH = '';
   const floorBin = buildFloor();
-  const launcher = new BatchServerLauncher();
+  // Quiet: the servers' exits would go on stderr, one line each.
+  const launcher = new BatchServerLauncher({ log: () => {} });
   const cases = [];
   for (const n of SIZES) {
     const requests = requestsOf(n);
@@ -208,7 +291,39 @@ async function main(): Promise<void> {
       target_met: ratio <= 2,
     });
   }
+  const rates = [];
+  for (const n of [1, 16]) {
+    const requests = requestsOf(n);
+    const floorRounds: number[] = [];
+    const tsRounds: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      floorRounds.push(await rateFloor(floorBin, requests, r));
+      tsRounds.push(await rateJoulegate(launcher, requests));
+    }
+    const joulegate = median(tsRounds);
+    rates.push({
+      signals: n,
+      floor_us: median(floorRounds),
+      joulegate_us: joulegate,
+      rounds: { floor: floorRounds, joulegate: tsRounds },
+      geopm_us: 11.7,
+      target_met: joulegate <= 11.7,
+    });
+  }
   const dbus = await measureDbus(requestsOf(1)[0]!, 2000);
+  const daemonEnv = { JOULEGATE_SYSROOT: tree };
+  const startBatch = {
+    spare_ready: await measureStartBatch(work, daemonEnv, STARTS, 800),
+    back_to_back: await measureStartBatch(work, daemonEnv, Math.min(STARTS, 10), 0),
+    geopm_ms: 5.1,
+    target: 'p50 <= 10 ms with a spare ready (issue 14)',
+  };
+  const memory = {
+    ...(await measureMemory(work, daemonEnv, MEMORY_CLIENTS, 1000)),
+    geopm_rss_mb: 25.2,
+    target: 'USS <= 13 MB per extra batch client (issue 14)',
+  };
+  const storm = STORM > 0 ? await measureStorm(work, daemonEnv, STORM) : { skipped: true };
   const batch1 = cases[0]!.joulegate.p50_us;
   const result = {
     benchmark: 'batch read round trip',
@@ -221,6 +336,13 @@ async function main(): Promise<void> {
     joulegate: 'BatchClient.readBatch() against dist/app/batch-server.js (BatchServerLauncher)',
     target: 'joulegate p50 <= 2 x floor p50',
     cases,
+    cpu_per_sample_1khz: {
+      how: `client reads at 1 kHz for ${RATE_SAMPLES} samples; server CPU (all threads) / samples; median of ${ROUNDS} interleaved rounds`,
+      cases: rates,
+    },
+    start_batch: startBatch,
+    memory_per_batch_client: memory,
+    start_storm: storm,
     dbus_read_signal: dbus,
     dbus_p50_vs_batch_1_signal:
       typeof dbus.p50_us === 'number' ? Number((dbus.p50_us / batch1).toFixed(1)) : null,

@@ -8,7 +8,9 @@ import { busName, OBJECT_PATH } from '../ipc/dbus/interface.js';
 import { errorMessage } from '../platform/errors.js';
 import { AccessLists } from '../service/access/index.js';
 import { BatchServerLauncher } from '../service/batch-launcher.js';
+import { batchSettingsFromEnv } from '../service/batch-settings.js';
 import { Dispatcher } from '../service/dispatcher.js';
+import { lockRunDir, removeCrashDebris } from '../service/run-dir.js';
 import { type Log, secureMakeDirs, secureMakeFile } from '../service/secure-files.js';
 import { GeopmService } from '../service/service.js';
 
@@ -21,7 +23,15 @@ const log: Log = (line) => process.stderr.write(`${line}\n`);
 async function main(): Promise<void> {
   const started = performance.now();
   const runDir = process.env.JOULEGATE_RUN_PATH || '/run/geopm';
+  const batch = batchSettingsFromEnv();
   secureMakeDirs(runDir, RUN_DIR_MODE, { log });
+  // Before anything in the run dir is read or changed: one daemon per run dir.
+  const taken = lockRunDir(runDir);
+  if (taken) {
+    log(`joulegated: ${taken}; exiting`);
+    process.exit(1);
+  }
+  removeCrashDebris(runDir, log);
 
   const plugins = await loadPlugins(undefined, log);
   const pio = await loadPlatform({ extra: plugins.backends });
@@ -29,11 +39,18 @@ async function main(): Promise<void> {
     if (!d.signal) log(`joulegated: backend ${d.backend} not loaded: ${d.reason}`);
 
   const access = new AccessLists({ log });
-  const service = new GeopmService({ runDir, pio, access, log, batch: new BatchServerLauncher({ log }) });
+  const launcher = new BatchServerLauncher({
+    log,
+    idleTimeoutMs: batch.idleTimeoutMs,
+    spares: batch.spares,
+    limits: { perUser: batch.perUser, total: batch.total },
+  });
+  const service = new GeopmService({ runDir, pio, access, log, batch: launcher });
   // A cache from an earlier boot or hardware change must not outlive the daemon that wrote it.
   rmSync(join(runDir, TOPO_CACHE), { force: true });
   secureMakeFile(join(runDir, TOPO_CACHE), service.topologyCache());
   await service.start();
+  launcher.warm(); // after start(), which ends batch servers an earlier daemon left
 
   const address = systemBusAddress();
   const conn = await DBusConnection.connect(address);

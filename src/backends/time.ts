@@ -15,6 +15,9 @@ import { registerBackend } from './registry.js';
  */
 let processOrigin: bigint | undefined;
 
+/** How a batch server learns the daemon's origin (set by the launcher when it spawns one). */
+export const TIME_ORIGIN_ENV = 'JOULEGATE_TIME_ORIGIN_NS';
+
 /** This process's TIME origin; fixed by the first caller (normally the TIME backend's setup). */
 export function timeOriginNs(): bigint {
   processOrigin ??= process.hrtime.bigint();

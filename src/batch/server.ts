@@ -40,6 +40,7 @@ export class BatchServer {
   private controlBuffer?: SharedBuffer;
   /** Paths this server made; only these are ever unlinked by it. */
   private readonly created: string[] = [];
+  private channel?: StatusChannel;
 
   constructor(
     private readonly pio: BatchIO,
@@ -89,17 +90,22 @@ export class BatchServer {
   }
 
   /**
-   * Waits for the client, then answers its messages until it quits or goes away. While waiting,
-   * `giveUp` is asked now and then whether to stop (it returns the reason).
+   * Waits, without polling, for the client to open both FIFOs. Aborting `signal` gives up the
+   * wait (the daemon is gone or stopped the server); the files are then removed.
    */
-  async serve(giveUp: () => string | undefined = () => undefined): Promise<EndReason> {
-    let channel: StatusChannel;
+  async accept(signal: AbortSignal): Promise<void> {
     try {
-      channel = await StatusChannel.accept(this.config.runDir, this.config.key, giveUp);
+      this.channel = await StatusChannel.accept(this.config.runDir, this.config.key, signal);
     } catch (err) {
       this.close();
       throw err;
     }
+  }
+
+  /** Answers the connected client's messages until it quits or goes away. */
+  async serve(): Promise<EndReason> {
+    const channel = this.channel;
+    if (!channel) throw new Error('BatchServer.serve() called before accept()');
     let first = true;
     try {
       for (;;) {
@@ -132,7 +138,6 @@ export class BatchServer {
         }
       }
     } finally {
-      channel.close();
       this.close();
     }
   }
@@ -182,6 +187,8 @@ export class BatchServer {
   }
 
   close(): void {
+    this.channel?.close();
+    this.channel = undefined;
     this.removeFiles();
     this.signalBuffer?.close();
     this.controlBuffer?.close();

@@ -8,6 +8,7 @@ import { loadKoffi } from './ffi.js';
  *   the one-byte FIFO messages (fs.readSync/writeSync cost about 1.5 µs more per call in libuv
  *   request setup, which doubled a batch round trip: bench/batch.ts).
  * - Client processes: getsid, and sysconf for the clock tick.
+ * - The daemon's single-instance lock on its run directory: flock.
  * - NSS user and group lookups (getpw*_r, getgr*_r, getgrouplist), so LDAP/SSSD users resolve
  *   as they do at login.
  */
@@ -24,6 +25,7 @@ export interface Libc {
   pthread_mutexattr_setpshared(attr: Buffer, pshared: number): number;
   pthread_mutexattr_destroy(attr: Buffer): number;
   pthread_mutex_init(mutex: unknown, attr: Buffer): number;
+  flock(fd: number, operation: number): number;
   getsid(pid: number): number;
   sysconf(name: number): number;
   /** The *_r lookups fill `out` (a `struct passwd` / `struct group` as an object). */
@@ -65,6 +67,7 @@ export function libc(): Libc {
     pthread_mutexattr_setpshared: lib.func('int pthread_mutexattr_setpshared(void *attr, int pshared)'),
     pthread_mutexattr_destroy: lib.func('int pthread_mutexattr_destroy(void *attr)'),
     pthread_mutex_init: lib.func('int pthread_mutex_init(void *mutex, void *attr)'),
+    flock: lib.func('int flock(int fd, int operation)'),
     getsid: lib.func('int getsid(int pid)'),
     sysconf: lib.func('long sysconf(int name)'),
     getpwnam_r: nssLookup('getpwnam_r', 'const char *name', 'jg_passwd'),

@@ -1,57 +1,322 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { unlinkSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { availableParallelism, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { timeOriginNs } from '../backends/time.js';
-import { batchPaths, type ServerReport } from '../ipc/batch/protocol.js';
-import { JoulegateError } from '../platform/errors.js';
+import { TIME_ORIGIN_ENV, timeOriginNs } from '../backends/time.js';
+import { ADMIT_LINE, batchPaths, type ServerReport } from '../ipc/batch/protocol.js';
+import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { processExists } from '../platform/process.js';
-import type { BatchLauncher, BatchServerHandle, BatchStartRequest } from './batch-port.js';
+import type { BatchLauncher, BatchServerHandle, BatchServerLimits, BatchStartRequest } from './batch-port.js';
+import { DEFAULT_BATCH_SETTINGS } from './batch-settings.js';
 
 export interface LauncherOptions {
-  /** Where the server's complaints go (the daemon's log). */
+  /** Where the servers' complaints and their exits go (the daemon's log). */
   log?: (line: string) => void;
-  /** How long a server may take to load its backends and create its files. */
+  /** How long a server may take to load its backends, and then to create its files. */
   startTimeoutMs?: number;
   /** How often the launcher checks that the client process still exists. */
   clientCheckMs?: number;
+  /** A server whose client has not connected this long after admit() is stopped. */
+  idleTimeoutMs?: number;
+  /** Servers kept loaded ahead of requests, so a start only pushes and creates files (0: none). */
+  spares?: number;
+  /** Most server processes loading at once: a storm of starts queues here, not for the CPU. */
+  maxLoading?: number;
+  /** Refusal limits, enforced by the daemon (BatchServers). */
+  limits?: BatchServerLimits;
 }
 
 /**
- * The batch server's start-up module (src/app/batch-server): compiled JS in dist, TypeScript under
- * tsx in tests. A path, not an import: the server runs in its own process.
+ * V8 settings of a server: a 1 MiB young generation (instead of 16) keeps the pages a batch
+ * touches few and warm, and GC on the main thread spares the wake-ups of helper threads.
+ */
+const SERVER_NODE_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
+
+/**
+ * Nice value of a server while it loads: a storm of starts then takes spare CPU, not the daemon's
+ * (whose other clients must not wait). A server handed to a client is set back to 0. Only a
+ * root daemon can set it back, so only a root daemon lowers it.
+ */
+const LOADING_NICE = process.getuid?.() === 0 ? 10 : 0;
+
+/** Sets a process's nice value (of its main thread, the one that serves); best effort. */
+function renice(pid: number, nice: number): void {
+  try {
+    setPriority(pid, nice);
+  } catch {
+    // the process is gone; its end is reported elsewhere
+  }
+}
+
+let command: string[] | undefined;
+/**
+ * The server's entry module: the one-file bundle in dist (scripts/bundle-cli.mjs; a quarter less
+ * memory and start time than ~150 modules), else the compiled module, or the TypeScript source
+ * under tsx in tests. A path, not an import: the server runs in its own process.
  */
 function serverCommand(): string[] {
+  if (command) return command;
   const here = fileURLToPath(import.meta.url);
   const app = join(dirname(here), '..', 'app');
-  if (here.endsWith('.ts')) return ['--import', 'tsx', join(app, 'batch-server.ts')];
-  return [join(app, 'batch-server.js')];
+  const bundle = join(app, 'batch-server.cjs');
+  if (here.endsWith('.ts')) command = ['--import', 'tsx', join(app, 'batch-server.ts')];
+  else command = [existsSync(bundle) ? bundle : join(app, 'batch-server.js')];
+  return command;
+}
+
+/** Longest report line kept, and most reports waiting to be read. */
+const MAX_REPORT_CHARS = 64 * 1024;
+const MAX_PENDING_REPORTS = 4;
+
+/** One batch server process and the lines it reports on stdout. */
+class ServerProcess {
+  readonly child: ChildProcess;
+  /** Resolves with how the process ended, e.g. "exit status 0" or "killed by SIGBUS". */
+  readonly ended: Promise<string>;
+  private readonly reports: ServerReport[] = [];
+  private wake?: () => void;
+  private endedHow?: string;
+
+  constructor(log: (line: string) => void, referenced: boolean) {
+    // The daemon's TIME origin: D-Bus and batch reads of TIME share one clock.
+    const env = { ...process.env, [TIME_ORIGIN_ENV]: String(timeOriginNs()) };
+    this.child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...serverCommand()], { stdio: 'pipe', env });
+    // Right after exec, before Node starts its threads (they inherit it).
+    if (LOADING_NICE !== 0 && this.child.pid !== undefined) renice(this.child.pid, LOADING_NICE);
+    this.ended = new Promise((resolve) => {
+      const end = (how: string) => {
+        if (this.endedHow !== undefined) return;
+        this.endedHow = how;
+        this.wake?.();
+        resolve(how);
+      };
+      this.child.on('exit', (code, signal) => end(signal ? `killed by ${signal}` : `exit status ${code}`));
+      this.child.on('error', (err) => end(`could not be started (${errorMessage(err)})`));
+    });
+    this.child.stdin!.on('error', () => {}); // a server that died is reported by `ended`
+    let out = '';
+    this.child.stdout!.setEncoding('utf8');
+    this.child.stdout!.on('data', (text: string) => {
+      // A server has a few short lines to say; more is not stored (the daemon's memory is not
+      // the server's to fill).
+      out = (out + text).slice(-MAX_REPORT_CHARS);
+      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (this.reports.length >= MAX_PENDING_REPORTS) continue;
+        try {
+          this.reports.push(JSON.parse(line) as ServerReport);
+        } catch {
+          this.reports.push({ error: `unexpected line from the server: ${line.slice(0, 200)}` });
+        }
+        this.wake?.();
+      }
+    });
+    this.child.stderr!.setEncoding('utf8');
+    this.child.stderr!.on('data', (text: string) => {
+      for (const line of text.split('\n')) if (line) log(`batch server ${this.child.pid}: ${line}`);
+    });
+    this.setReferenced(referenced);
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get running(): boolean {
+    return this.endedHow === undefined;
+  }
+
+  /** The next report; rejects when the process ends first or `timeoutMs` passes. */
+  async nextReport(doing: string, timeoutMs?: number): Promise<ServerReport> {
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    for (;;) {
+      const report = this.reports.shift();
+      if (report) return report;
+      if (this.endedHow !== undefined) {
+        throw new JoulegateError(
+          `batch server ${this.pid} ended before it could ${doing} (${this.endedHow})`,
+        );
+      }
+      if (deadline !== undefined && Date.now() >= deadline) {
+        throw new JoulegateError(`batch server ${this.pid} did not ${doing} within ${timeoutMs} ms`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = deadline === undefined ? undefined : setTimeout(resolve, deadline - Date.now());
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  send(line: string): void {
+    this.child.stdin!.write(`${line}\n`);
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (this.running) this.child.kill(signal);
+  }
+
+  /** A spare must not keep a test or bench process alive; a server in use must. */
+  setReferenced(referenced: boolean): void {
+    const handles = [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as (
+      | Socket
+      | ChildProcess
+    )[];
+    for (const h of handles)
+      if (referenced) h.ref();
+      else h.unref();
+  }
 }
 
 /**
- * Starts batch servers as child processes of the daemon (GEOPM forks geopmd; a fresh Node
- * process is our equivalent, with its own PlatformIO). The key is the client's pid, as in GEOPM.
- * Resolves once the server has created its buffers and FIFOs, so the client can connect.
+ * Starts batch servers as child processes of the daemon (GEOPM forks geopmd; a Node process of
+ * our own with its own PlatformIO is our equivalent), one per client, keyed by the client's pid
+ * as in GEOPM. `spares` servers are kept loaded ahead of requests, so a start only has the
+ * server push the request and create its files. Every server's end is logged with its cause.
  */
 export class BatchServerLauncher implements BatchLauncher {
+  readonly limits: BatchServerLimits;
   private readonly log: (line: string) => void;
   private readonly startTimeoutMs: number;
   private readonly clientCheckMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly spareCount: number;
+  private readonly maxLoading: number;
+  private readonly spares: Promise<ServerProcess>[] = [];
+  /** Set when a spare failed to load: no more spares until a server loads again. */
+  private sparesFailing = false;
+  private loading = 0;
+  private readonly loadQueue: (() => void)[] = [];
 
   constructor(options: LauncherOptions = {}) {
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = (line) => log(`joulegated: ${line}`);
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.clientCheckMs = options.clientCheckMs ?? 1000;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_BATCH_SETTINGS.idleTimeoutMs;
+    this.spareCount = options.spares ?? DEFAULT_BATCH_SETTINGS.spares;
+    this.maxLoading = options.maxLoading ?? availableParallelism();
+    this.limits = options.limits ?? {
+      perUser: DEFAULT_BATCH_SETTINGS.perUser,
+      total: DEFAULT_BATCH_SETTINGS.total,
+    };
+  }
+
+  /** Loads the spares now rather than at the first start (the daemon calls this once it is up). */
+  warm(): void {
+    this.refill();
   }
 
   async start(req: BatchStartRequest): Promise<BatchServerHandle> {
     if (req.signals.length === 0 && req.controls.length === 0) {
       throw new JoulegateError('Requested a batch server, but no signals or controls were specified');
     }
+    const server = await this.take();
+    if (LOADING_NICE !== 0) renice(server.pid, 0);
     const key = String(req.clientPid);
-    const child = spawn(process.execPath, serverCommand(), { stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+      server.send(
+        JSON.stringify({
+          runDir: req.runDir,
+          key,
+          clientUid: req.clientUid,
+          clientGid: req.clientGid,
+          signals: req.signals,
+          controls: req.controls,
+        }),
+      );
+      const report = await server.nextReport('create its files', this.startTimeoutMs);
+      if ('error' in report) throw new JoulegateError(`batch server could not start: ${report.error}`);
+      if (!('ready' in report))
+        throw new JoulegateError(`batch server ${server.pid} reported ${JSON.stringify(report)}`);
+    } catch (err) {
+      // Before it is ready the server cleans up after itself: a file already there under its
+      // key (O_EXCL refused it) is not the launcher's to remove.
+      server.kill('SIGKILL');
+      await server.ended;
+      throw err;
+    } finally {
+      // The next spare is spawned once this start is answered: spawn() holds the event loop
+      // for a few ms (a fork of the daemon) that this client need not wait for.
+      setImmediate(() => this.refill());
+    }
+    return this.handle(server, req, key);
+  }
+
+  /** A loaded server for a request: the oldest spare, or a new process. */
+  private async take(): Promise<ServerProcess> {
+    const spare = this.spares.shift();
+    if (spare) {
+      try {
+        const server = await spare;
+        if (server.running) {
+          server.setReferenced(true);
+          return server;
+        }
+      } catch {
+        // its failure was logged; a new process reports the reason to this caller
+      }
+    }
+    return this.spawnLoaded(true);
+  }
+
+  /** Keeps `spares` servers loading or loaded ahead of requests. */
+  private refill(): void {
+    while (!this.sparesFailing && this.spares.length < this.spareCount) {
+      const spare = this.spawnLoaded(false);
+      this.spares.push(spare);
+      spare.then(
+        (server) => {
+          void server.ended.then((how) => {
+            const i = this.spares.indexOf(spare);
+            if (i < 0) return; // handed out
+            this.spares.splice(i, 1);
+            this.log(`spare batch server ${server.pid} ${how}`);
+          });
+        },
+        (err) => {
+          const i = this.spares.indexOf(spare);
+          if (i >= 0) this.spares.splice(i, 1);
+          this.sparesFailing = true;
+          this.log(`spare batch server failed to load: ${errorMessage(err)}`);
+        },
+      );
+    }
+  }
+
+  /** A new server process, once its backends are loaded (it then waits for a request). */
+  private async spawnLoaded(referenced: boolean): Promise<ServerProcess> {
+    while (this.loading >= this.maxLoading) await new Promise<void>((r) => this.loadQueue.push(r));
+    this.loading++;
+    const server = new ServerProcess(this.log, referenced);
+    try {
+      const report = await server.nextReport('load its backends', this.startTimeoutMs);
+      if ('error' in report) throw new JoulegateError(`batch server could not start: ${report.error}`);
+      if (!('idle' in report))
+        throw new JoulegateError(`batch server ${server.pid} reported ${JSON.stringify(report)}`);
+      this.sparesFailing = false;
+      return server;
+    } catch (err) {
+      server.kill('SIGKILL');
+      throw err;
+    } finally {
+      this.loading--;
+      this.loadQueue.shift()?.();
+    }
+  }
+
+  private handle(server: ServerProcess, req: BatchStartRequest, key: string): BatchServerHandle {
+    const serverPid = server.pid;
+    const client = req.clientPid;
     // A server killed by a signal cannot unlink its files; the launcher does it for it.
-    const cleanup = () => {
+    const exited = server.ended.then((how) => {
+      this.log(`batch server ${serverPid} of client ${client} ended: ${how}`);
       for (const path of batchPaths(req.runDir, key)) {
         try {
           unlinkSync(path);
@@ -59,98 +324,46 @@ export class BatchServerLauncher implements BatchLauncher {
           // already removed by the server
         }
       }
-    };
-    // Before it is ready the server cleans up after itself: a file already there under its
-    // key (O_EXCL refused it) is not the launcher's to remove.
-    let ready = false;
-    const exited = new Promise<void>((resolve) => {
-      child.on('exit', () => {
-        if (ready) cleanup();
-        resolve();
-      });
     });
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (text: string) => {
-      for (const line of text.split('\n')) if (line) this.log(`batch server ${child.pid}: ${line}`);
-    });
-    child.stdin!.on('error', () => {}); // a server that died at once is reported below
-    child.stdin!.end(
-      JSON.stringify({
-        runDir: req.runDir,
-        key,
-        clientUid: req.clientUid,
-        clientGid: req.clientGid,
-        signals: req.signals,
-        controls: req.controls,
-        parentPid: process.pid,
-        timeOriginNs: String(timeOriginNs()),
-      }),
-    );
-
-    try {
-      await this.waitReady(child);
-      ready = true;
-    } catch (err) {
-      child.kill('SIGKILL');
-      await exited;
-      throw err;
-    }
-
+    let idleTimer: NodeJS.Timeout | undefined;
     const stop = async () => {
       clearInterval(watch);
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), 2000);
-        await exited;
+      clearTimeout(idleTimer);
+      if (server.running) {
+        server.kill('SIGTERM');
+        const killer = setTimeout(() => server.kill('SIGKILL'), 2000);
+        await server.ended;
         clearTimeout(killer);
       }
       await exited;
     };
+    const stopBecause = (why: string) => {
+      if (!server.running) return;
+      this.log(`stopping batch server ${serverPid}: ${why}`);
+      void stop();
+    };
+    const admit = () => {
+      if (!server.running || idleTimer) return;
+      server.send(ADMIT_LINE);
+      idleTimer = setTimeout(
+        () => stopBecause(`client ${client} did not connect within ${this.idleTimeoutMs / 1000} s`),
+        this.idleTimeoutMs,
+      );
+      void server.nextReport('see its client').then(
+        () => clearTimeout(idleTimer),
+        () => {},
+      );
+    };
     // The daemon also closes sessions of dead clients; this makes the server's lifetime safe
-    // on its own, e.g. when the client dies before connecting and the server waits in open().
+    // on its own, e.g. when the client dies before connecting.
     const watch = setInterval(() => {
-      if (!processExists(req.clientPid)) {
-        this.log(`batch client ${req.clientPid} terminated; stopping batch server ${child.pid}`);
-        void stop();
-      }
+      if (!processExists(client)) stopBecause(`client ${client} terminated`);
     }, this.clientCheckMs);
     watch.unref();
-    void exited.then(() => clearInterval(watch));
-    return { serverPid: child.pid!, serverKey: key, stop, exited };
-  }
-
-  private waitReady(child: ChildProcess): Promise<void> {
-    return new Promise((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(
-        () => reject(new JoulegateError(`batch server did not start within ${this.startTimeoutMs} ms`)),
-        this.startTimeoutMs,
-      );
-      const done = (err?: Error) => {
-        clearTimeout(timer);
-        child.stdout!.removeAllListeners('data');
-        child.removeListener('exit', onExit);
-        if (err) reject(err);
-        else resolve();
-      };
-      const onExit = (code: number | null, signal: string | null) =>
-        done(new JoulegateError(`batch server exited before it was ready (${signal ?? `status ${code}`})`));
-      child.on('exit', onExit);
-      child.stdout!.setEncoding('utf8');
-      child.stdout!.on('data', (text: string) => {
-        out += text;
-        const nl = out.indexOf('\n');
-        if (nl < 0) return;
-        let report: ServerReport;
-        try {
-          report = JSON.parse(out.slice(0, nl)) as ServerReport;
-        } catch {
-          done(new JoulegateError(`batch server wrote an unexpected line: ${out.slice(0, nl)}`));
-          return;
-        }
-        if ('error' in report) done(new JoulegateError(`batch server could not start: ${report.error}`));
-        else done();
-      });
+    void exited.then(() => {
+      clearInterval(watch);
+      clearTimeout(idleTimer);
     });
+    return { serverPid, serverKey: key, admit, stop, exited };
   }
 }

@@ -2,7 +2,7 @@
  * The port through which joulegated starts batch servers (GEOPM's PlatformStartBatch). The
  * daemon does the single permission check (names against the session's lists, domains and
  * indices against the topology) and enters write mode when controls are requested; the
- * launcher only starts and stops the server process. Implemented in src/batch/.
+ * launcher only starts and stops the server process (src/service/batch-launcher.ts).
  */
 export interface BatchRequestEntry {
   name: string;
@@ -20,10 +20,24 @@ export interface BatchStartRequest {
   controls: BatchRequestEntry[];
 }
 
+/** How many batch servers may exist at once (starting or running); more are refused. */
+export interface BatchServerLimits {
+  /** Per client uid. */
+  perUser: number;
+  /** For the whole node. */
+  total: number;
+}
+
 export interface BatchServerHandle {
   serverPid: number;
   /** Key that names the server's FIFOs and buffers (GEOPM: the client pid as a string). */
   serverKey: string;
+  /**
+   * Lets the client connect. A started server accepts no client until the daemon has recorded
+   * it (so a server the daemon drops meanwhile can never write a control), and is stopped if no
+   * client connects soon after.
+   */
+  admit(): void;
   /** Stops the server; resolves once it has exited. Safe to call more than once. */
   stop(): Promise<void>;
   /** Resolves when the server process has exited, for whatever reason. */
@@ -31,5 +45,6 @@ export interface BatchServerHandle {
 }
 
 export interface BatchLauncher {
+  readonly limits: BatchServerLimits;
   start(req: BatchStartRequest): Promise<BatchServerHandle>;
 }

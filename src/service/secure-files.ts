@@ -9,6 +9,7 @@ import {
   lstatSync,
   openSync,
   readFileSync,
+  readSync,
   renameSync,
   type Stats,
   unlinkSync,
@@ -33,6 +34,20 @@ export const stderrLog: Log = (line) => {
 
 export interface SecureFileOptions {
   log?: Log;
+  /** secureReadFile: refuse (FileTooLargeError) a file larger than this, without reading it. */
+  maxBytes?: number;
+}
+
+/** secureReadFile refused a file over its size limit; the file is left where it is. */
+export class FileTooLargeError extends Error {
+  constructor(
+    readonly path: string,
+    readonly size: number,
+    readonly maxBytes: number,
+  ) {
+    super(`${path} is ${size} bytes, more than the limit of ${maxBytes}`);
+    this.name = 'FileTooLargeError';
+  }
 }
 
 /** Mode of a file the daemon writes and will read back. */
@@ -132,6 +147,24 @@ export function secureMakeFile(path: string, contents: string | Uint8Array): voi
   }
 }
 
+/** The whole file at `fd`, or FileTooLargeError when it has more than `maxBytes` (also if it grows). */
+function readAtMost(fd: number, path: string, maxBytes: number | undefined): string {
+  if (maxBytes === undefined) return readFileSync(fd, 'utf8');
+  const size = fstatSync(fd).size;
+  if (size > maxBytes) throw new FileTooLargeError(path, size, maxBytes);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(Math.max(size, 4096), maxBytes + 1 - total));
+    const n = readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    chunks.push(chunk.subarray(0, n));
+    total += n;
+    if (total > maxBytes) throw new FileTooLargeError(path, fstatSync(fd).size, maxBytes);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
 /**
  * Reads a file the daemon wrote earlier. Returns undefined when it is missing, and also when it
  * cannot be trusted (symlink, not a regular file, mode not exactly 0600, other owner): then it is
@@ -165,7 +198,7 @@ export function secureReadFile(path: string, options: SecureFileOptions = {}): s
       quarantine(path, fdReason, options.log);
       return undefined;
     }
-    return readFileSync(fd, 'utf8');
+    return readAtMost(fd, path, options.maxBytes);
   } finally {
     closeSync(fd);
   }

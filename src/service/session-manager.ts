@@ -152,11 +152,21 @@ export class SessionManager {
     controls: BatchRequestEntry[],
     check: RequestCheck,
   ): Promise<BatchServerHandle> {
-    return this.withSession(caller, 'PlatformStartBatch', async (rec) => {
+    const writes = controls.length > 0;
+    const reserved = this.withSession(caller, 'PlatformStartBatch', async (rec) => {
       check(this.allowedOf(rec));
-      this.servers.checkCanStart(caller.pid);
-      if (controls.length > 0) await this.writeMode.enter(caller);
-      const handle = await this.servers.start(rec, { runDir: this.options.runDir, signals, controls });
+      const slot = this.servers.reserve(rec, writes);
+      try {
+        if (writes) await this.writeMode.enter(caller);
+      } catch (err) {
+        this.servers.release(slot);
+        throw err;
+      }
+      return slot;
+    });
+    // The process starts outside the lock: other clients' calls go on meanwhile.
+    return reserved.then(async (slot) => {
+      const handle = await this.servers.launch(slot, { runDir: this.options.runDir, signals, controls });
       this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
       return handle;
     });

@@ -36,7 +36,7 @@ function killOrphanBatchServer(pid: number): boolean {
   } catch {
     return false;
   }
-  if (!/app\/batch-server\.[jt]s/.test(cmdline)) return false;
+  if (!/app\/batch-server\.(c?js|ts)\0/.test(cmdline)) return false;
   try {
     process.kill(pid, 'SIGKILL');
     return true;

@@ -39,14 +39,15 @@ function runDir(): string {
   return dir;
 }
 
-function start(
+/** Starts a server for `client` and admits it, as the daemon does once it has recorded it. */
+async function start(
   dir: string,
   client: ClientDriver,
   user: TestUser,
   signals = [TIME],
   controls: typeof signals = [],
 ) {
-  return launcher.start({
+  const server = await launcher.start({
     runDir: dir,
     clientPid: client.pid,
     clientUid: user.uid,
@@ -54,6 +55,8 @@ function start(
     signals,
     controls,
   });
+  server.admit();
+  return server;
 }
 
 before(() => {
@@ -102,6 +105,12 @@ describe('batch server with a client of another uid', () => {
     assert.deepEqual(await client.send('quit'), { ok: true });
     await server.exited;
     assert.deepEqual(readdirSync(dir), []);
+    assert.ok(
+      logs.includes(
+        `joulegated: batch server ${server.serverPid} of client ${client.pid} ended: exit status 0`,
+      ),
+      logs.join('\n'),
+    );
   });
 
   test('a signal that cannot be read is NaN in the batch, never a stale value', async () => {

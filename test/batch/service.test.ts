@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmodSync, readdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, readdirSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { run, runCli } from '../helpers/cli.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
@@ -183,33 +183,39 @@ test('without a reachable daemon a non-admin gets local signals and a one-line w
 });
 
 // Last: kills the daemon.
-test('a server still waiting for its client ends, and cleans up, when the daemon is killed', async () => {
+test('servers still waiting for their clients end, and clean up, when the daemon is killed', async () => {
   const prefix = [...userPrefix(), 'setsid', '--wait'];
-  const holder = spawn(
-    prefix[0]!,
-    [...prefix.slice(1), process.execPath, '--import', 'tsx', DRIVER, 'hold'],
-    {
+  const holders = [0, 1].map(() =>
+    spawn(prefix[0]!, [...prefix.slice(1), process.execPath, '--import', 'tsx', DRIVER, 'hold'], {
       stdio: ['pipe', 'pipe', 'inherit'],
-    },
+    }),
   );
-  const exited = new Promise((resolve) => holder.on('exit', resolve));
+  const exited = holders.map((p) => new Promise((resolve) => p.on('exit', resolve)));
   try {
-    const line = await new Promise<string>((resolve) => {
-      let out = '';
-      holder.stdout!.setEncoding('utf8');
-      holder.stdout!.on('data', (d: string) => {
-        out += d;
-        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+    const firstLine = (holder: ChildProcess) =>
+      new Promise<string>((resolve) => {
+        let out = '';
+        holder.stdout!.setEncoding('utf8');
+        holder.stdout!.on('data', (d: string) => {
+          out += d;
+          if (out.includes('\n')) resolve(out.split('\n')[0]!);
+        });
       });
-    });
-    const { serverPid } = JSON.parse(line) as { serverPid: number };
-    assert.ok(!gone(serverPid));
-    assert.equal(batchFiles().length, 3, 'signal buffer and two FIFOs wait for the client');
+    const started = (await Promise.all(holders.map(firstLine))).map(
+      (line) => JSON.parse(line) as { serverPid: number; serverKey: string },
+    );
+    const servers = started.map((s) => s.serverPid);
+    for (const pid of servers) assert.ok(!gone(pid));
+    assert.equal(batchFiles().length, 6, 'each: a signal buffer and two FIFOs wait for the client');
+    // The second server's FIFOs lose their names (as when a new daemon cleans the run dir):
+    // it must still be able to stop waiting.
+    for (const end of ['in', 'out'])
+      unlinkSync(join(h.runDir, `batch-status-${started[1]!.serverKey}-${end}`));
     h.daemon!.kill('SIGKILL');
-    assert.ok(await waitFor(() => gone(serverPid)), 'the batch server outlived its daemon');
+    assert.ok(await waitFor(() => servers.every(gone)), 'a batch server outlived its daemon');
     assert.deepEqual(batchFiles(), []);
   } finally {
-    holder.stdin!.end();
-    await exited;
+    for (const p of holders) p.stdin!.end();
+    await Promise.all(exited);
   }
 });

@@ -16,6 +16,7 @@ import {
   type Catalog,
   groupByName,
   groupNamesOf,
+  MAX_LIST_FILE_BYTES,
   parseAccessList,
   resolveConfigDir,
   userById,
@@ -128,28 +129,90 @@ for (const [what, spoil, reason] of [
   });
 }
 
-test('a group list directory that is not 0700 is quarantined with its lists', () => {
+test('a directory named like a group that is not 0700 is ignored, never renamed, with one warning', () => {
   ensureGroup('jg-e2-grpa');
   const root = configWith({ 'jg-e2-grpa': { signals: 'TIME\n', controls: 'CTL_FREQ\n' } });
   chmodSync(join(root, 'jg-e2-grpa'), 0o755);
   const { lines, log } = collectLog();
   const lists = new AccessLists({ configDir: root, log });
-  assert.deepEqual(lists.getGroupAccess('jg-e2-grpa', catalog), { signals: [], controls: [] });
-  assert.ok(readdirSync(root).some((n) => /^jg-e2-grpa-[0-9a-f-]{36}-INVALID$/.test(n)));
-  assert.match(lines[0]!, /has mode 0755, expected 0700/);
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(lists.getGroupAccess('jg-e2-grpa', catalog), { signals: [], controls: [] });
+  }
+  assert.deepEqual(readdirSync(root).sort(), ['jg-e2-grpa']);
+  assert.deepEqual(readdirSync(join(root, 'jg-e2-grpa')).sort(), ['allowed_controls', 'allowed_signals']);
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(lines[0]!, /ignoring access lists in .*jg-e2-grpa: it has mode 0755, expected 0700/);
+  // An admin write does not rename it either: it is refused with the reason.
+  assert.throws(() => lists.setGroupAccess('jg-e2-grpa', ['TIME'], undefined, catalog), {
+    message: /Cannot write access lists: .*jg-e2-grpa has mode 0755, expected 0700; fix or remove it/,
+  });
+  // Fixed, the lists count again; broken anew, the warning comes back once.
+  chmodSync(join(root, 'jg-e2-grpa'), 0o700);
+  assert.deepEqual(lists.getGroupAccess('jg-e2-grpa', catalog).signals, ['CTL_FREQ', 'TIME']);
+  chmodSync(join(root, 'jg-e2-grpa'), 0o750);
+  lists.getGroupAccess('jg-e2-grpa', catalog);
+  lists.getGroupAccess('jg-e2-grpa', catalog);
+  assert.equal(lines.length, 2, lines.join('\n'));
+  assert.match(lines[1]!, /has mode 0750/);
 });
 
-test('a config root writable by others is ignored on read (not renamed) and replaced on write', () => {
+test('a config root writable by others is ignored (one warning) and never renamed, even on write', () => {
   const root = configWith({ '0.DEFAULT_ACCESS': { signals: 'TIME\n' } });
   chmodSync(root, 0o777);
   const { lines, log } = collectLog();
   const lists = new AccessLists({ configDir: root, log });
   assert.deepEqual(lists.getGroupAccess('', catalog), { signals: [], controls: [] });
+  assert.deepEqual(lists.getGroupAccess('', catalog), { signals: [], controls: [] });
+  assert.equal(lines.length, 1, lines.join('\n'));
   assert.match(lines[0]!, /ignoring access lists: .* is writable by group or others \(mode 0777\)/);
   assert.ok(statSync(join(root, '0.DEFAULT_ACCESS')).isDirectory(), 'left for the admin');
+  assert.throws(() => lists.setGroupAccess('', ['CPU_POWER'], undefined, catalog), {
+    message: /Cannot write access lists: .* is writable by group or others \(mode 0777\); fix or remove it/,
+  });
+  assert.equal(statSync(root).mode & 0o7777, 0o777);
+  chmodSync(root, 0o700);
   lists.setGroupAccess('', ['CPU_POWER'], undefined, catalog);
-  assert.equal(statSync(root).mode & 0o7777, 0o700);
   assert.deepEqual(lists.getGroupAccess('', catalog).signals, ['CPU_POWER']);
+});
+
+test('a list file over the size limit is ignored, not read, and logged once; writes that big are refused', () => {
+  const root = configWith({ '0.DEFAULT_ACCESS': { signals: 'TIME\n', controls: 'CTL_FREQ\n' } });
+  const big = `${'CPU_POWER\n'.repeat(Math.ceil((MAX_LIST_FILE_BYTES + 1) / 10))}`;
+  secureMakeFile(join(root, '0.DEFAULT_ACCESS', 'allowed_signals'), big);
+  const { lines, log } = collectLog();
+  const lists = new AccessLists({ configDir: root, log });
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(lists.getGroupAccess('', catalog), { signals: ['CTL_FREQ'], controls: ['CTL_FREQ'] });
+  }
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `ignoring .*allowed_signals: ${big.length} bytes, more than the limit of ${MAX_LIST_FILE_BYTES}`,
+    ),
+  );
+  // Left in place for the admin: only untrusted list files are moved aside.
+  assert.equal(statSync(join(root, '0.DEFAULT_ACCESS', 'allowed_signals')).size, big.length);
+  const many = Array.from({ length: 60_000 }, (_, i) => `NAME_${i}_${'X'.repeat(12)}`);
+  assert.throws(() => lists.setGroupAccess('', many, undefined, catalog, { force: true }), {
+    name: 'InvalidArgumentError',
+    message: new RegExp(`Access list too large: \\d+ bytes, more than the limit of ${MAX_LIST_FILE_BYTES}`),
+  });
+});
+
+test('lines that cannot be names are skipped with one warning naming the first', () => {
+  const root = configWith({
+    '0.DEFAULT_ACCESS': { signals: `TIME\nCPU_POWER # inline note\n${'Y'.repeat(300)}\nCPU_ENERGY\n` },
+  });
+  const { lines, log } = collectLog();
+  const lists = new AccessLists({ configDir: root, log });
+  assert.deepEqual(lists.getGroupAccess('', catalog).signals, ['CPU_ENERGY', 'TIME']);
+  assert.deepEqual(lists.getGroupAccess('', catalog).signals, ['CPU_ENERGY', 'TIME']);
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(
+    lines[0]!,
+    /allowed_signals: skipped 2 line\(s\) that cannot be names \(line 2: "CPU_POWER # inline note"\)/,
+  );
 });
 
 test('a 0755 root-owned config root (as distributions ship it) is accepted', () => {

@@ -124,10 +124,10 @@ export class ServiceHarness {
     writeFileSync(join(this.controlDir, file), `${value}\n`);
   }
 
-  /** Starts the daemon and resolves once it logs "ready". */
-  async startDaemon(): Promise<ChildProcess> {
+  /** Starts the daemon (with `env` added to its environment) and resolves once it logs "ready". */
+  async startDaemon(env: Record<string, string> = {}): Promise<ChildProcess> {
     const proc = spawn(process.execPath, [DAEMON], {
-      env: { ...process.env, ...this.env() },
+      env: { ...process.env, ...this.env(), ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.daemon = proc;

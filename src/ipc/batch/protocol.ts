@@ -47,5 +47,17 @@ export interface BatchRequest {
   idx: number;
 }
 
-/** The one line a starting server writes on stdout for its launcher. */
-export type ServerReport = { ready: true } | { error: string };
+/**
+ * What a batch server process tells the daemon's launcher, one JSON line each on stdout (not
+ * part of GEOPM's protocol): `idle` once its backends are loaded and it waits for a request,
+ * `ready` once the request is pushed and the files exist, `connected` once the client has opened
+ * both FIFOs, `error` when it cannot go on (it then exits).
+ */
+export type ServerReport = { idle: true } | { ready: true } | { connected: true } | { error: string };
+
+/**
+ * What the launcher sends a server on stdin: first the request (one JSON line), then this line
+ * once the daemon has recorded the server, which lets the client connect. End of file before
+ * that (the daemon is gone or dropped the request) ends the server, files removed.
+ */
+export const ADMIT_LINE = 'admit';

@@ -1,17 +1,13 @@
-import { chownSync, closeSync, constants, openSync, unlinkSync } from 'node:fs';
+import { chownSync, closeSync, constants, open, openSync, unlinkSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { JoulegateError } from '../../platform/errors.js';
 import { errnoValue, lastErrno, libc, SystemCallError } from '../../platform/libc.js';
 import { fifoPath } from './protocol.js';
 
-/** read(2) or write(2) of `count` bytes, retried on EINTR; returns the count done (0: end of file). */
-function transfer(call: 'read' | 'write', fd: number, buf: Buffer, count: number): number {
-  const c = libc();
-  for (;;) {
-    const n = c[call](fd, buf, count);
-    if (n >= 0) return n;
-    const errno = lastErrno();
-    if (errno !== errnoValue('EINTR')) throw new SystemCallError(call, `fd ${fd}`, errno);
-  }
+/** After a failed read(2) or write(2): returns if it was interrupted (retry), else throws. */
+function failUnlessInterrupted(call: 'read' | 'write', fd: number): void {
+  const errno = lastErrno();
+  if (errno !== errnoValue('EINTR')) throw new SystemCallError(call, `fd ${fd}`, errno);
 }
 
 function makeFifo(path: string, mode: number): void {
@@ -30,8 +26,53 @@ function setBlocking(fd: number): void {
   }
 }
 
-/** How often a waiting server looks for its client (adds at most this much to a batch start). */
-const ACCEPT_POLL_MS = 2;
+const openInWorker = promisify(open);
+
+/** Linux open(2) flag: a handle on the inode that neither reads nor writes (nor blocks). */
+const O_PATH = 0o10000000;
+
+/**
+ * Opens one end of a FIFO in a libuv worker thread, where the open blocks until the other side
+ * opens its end: a waiting server sleeps in the kernel instead of polling, and its event loop
+ * stays free. When `signal` aborts, the server opens the other end itself (non-blocking) so the
+ * pending open returns: a worker left blocked would keep the process from exiting. It does so
+ * through an O_PATH handle taken first, so this works even once the FIFO's name is gone (a test
+ * or a new daemon cleaning the run dir).
+ */
+async function openWhenPartnered(path: string, end: 'read' | 'write', signal: AbortSignal): Promise<number> {
+  signal.throwIfAborted();
+  const anchor = openSync(path, O_PATH);
+  const pending = openInWorker(path, end === 'read' ? constants.O_RDONLY : constants.O_WRONLY);
+  const partnerFlags = (end === 'read' ? constants.O_WRONLY : constants.O_RDONLY) | constants.O_NONBLOCK;
+  let partner = -1;
+  let settled = false;
+  let retry: NodeJS.Timeout | undefined;
+  const unblock = () => {
+    if (settled) return;
+    try {
+      partner = openSync(`/proc/self/fd/${anchor}`, partnerFlags);
+    } catch (err) {
+      // ENXIO: the worker has not started its read open yet (a write end needs a reader).
+      if ((err as NodeJS.ErrnoException).code === 'ENXIO') retry = setTimeout(unblock, 1);
+    }
+  };
+  signal.addEventListener('abort', unblock, { once: true });
+  let fd: number;
+  try {
+    fd = await pending;
+  } finally {
+    settled = true;
+    clearTimeout(retry);
+    signal.removeEventListener('abort', unblock);
+    if (partner >= 0) closeSync(partner);
+    closeSync(anchor);
+  }
+  if (signal.aborted) {
+    closeSync(fd);
+    throw signal.reason;
+  }
+  return fd;
+}
 
 /** Byte value `receive()` returns when the other side closed its end (GEOPM reads this as 0). */
 export const END_OF_STREAM = 0;
@@ -43,6 +84,9 @@ export const END_OF_STREAM = 0;
  */
 export class StatusChannel {
   private readonly byte = Buffer.alloc(1);
+  // The libc calls themselves, looked up once: one direct call per message.
+  private readonly readCall = libc().read;
+  private readonly writeCall = libc().write;
 
   private constructor(
     private readonly readFd: number,
@@ -51,12 +95,16 @@ export class StatusChannel {
 
   send(message: number): void {
     this.byte[0] = message;
-    transfer('write', this.writeFd, this.byte, 1);
+    while (this.writeCall(this.writeFd, this.byte, 1) < 0) failUnlessInterrupted('write', this.writeFd);
   }
 
   /** Waits for one byte; END_OF_STREAM when the peer has gone. */
   receive(): number {
-    return transfer('read', this.readFd, this.byte, 1) === 1 ? this.byte[0]! : END_OF_STREAM;
+    for (;;) {
+      const n = this.readCall(this.readFd, this.byte, 1);
+      if (n >= 0) return n === 1 ? this.byte[0]! : END_OF_STREAM;
+      failUnlessInterrupted('read', this.readFd);
+    }
   }
 
   close(): void {
@@ -87,28 +135,20 @@ export class StatusChannel {
   /**
    * Server: opens `out` for writing, then `in` for reading (the order the client mirrors, so
    * neither blocks forever), then unlinks both: from here on only the two connected processes
-   * hold them. Until a client opens `out`, the open is retried every few milliseconds rather
-   * than blocking, so the caller can still give up (its daemon died) and clean up.
+   * hold them. Each open waits for the client in a worker thread (no polling); aborting
+   * `signal` gives up the wait with its reason.
    */
-  static async accept(runDir: string, key: string, giveUp: () => string | undefined): Promise<StatusChannel> {
+  static async accept(runDir: string, key: string, signal: AbortSignal): Promise<StatusChannel> {
     const outPath = fifoPath(runDir, key, 'out');
     const inPath = fifoPath(runDir, key, 'in');
-    const nonblock = constants.O_NONBLOCK;
-    let writeFd = -1;
-    while (writeFd < 0) {
-      try {
-        writeFd = openSync(outPath, constants.O_WRONLY | nonblock);
-      } catch (err) {
-        // ENXIO: no reader yet
-        if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
-        const reason = giveUp();
-        if (reason) throw new JoulegateError(`stopped waiting for the batch client: ${reason}`);
-        await new Promise((resolve) => setTimeout(resolve, ACCEPT_POLL_MS));
-      }
+    const writeFd = await openWhenPartnered(outPath, 'write', signal);
+    let readFd: number;
+    try {
+      readFd = await openWhenPartnered(inPath, 'read', signal);
+    } catch (err) {
+      closeSync(writeFd);
+      throw err;
     }
-    setBlocking(writeFd);
-    // Blocking: a client opens `in` right after `out`.
-    const readFd = openSync(inPath, constants.O_RDONLY);
     unlinkSync(outPath);
     unlinkSync(inPath);
     return new StatusChannel(readFd, writeFd);

@@ -1,11 +1,11 @@
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidArgumentError } from '../../platform/errors.js';
+import { InvalidArgumentError, JoulegateError } from '../../platform/errors.js';
 import {
+  FileTooLargeError,
   insecureReason,
   type Log,
   lstatOrUndefined,
-  quarantine,
   SECURE_DIR_MODE,
   secureMakeDirs,
   secureMakeFile,
@@ -16,7 +16,8 @@ import { resolveConfigDir } from './config-path.js';
 import {
   checkListNames,
   formatAccessList,
-  parseAccessList,
+  MAX_LIST_FILE_BYTES,
+  readAccessList,
   requireAvailable,
   sortedUnique,
 } from './list-file.js';
@@ -48,16 +49,40 @@ export const CONTROLS_FILE = 'allowed_controls';
 const EMPTY: AccessSet = { signals: [], controls: [] };
 
 /**
+ * Says each problem once: a warning about a subject (a path) is logged again only when its text
+ * changes, or after the problem was gone for a while (clear()).
+ */
+class OnceLog {
+  private readonly shown = new Map<string, string>();
+
+  constructor(private readonly log: Log) {}
+
+  warn(subject: string, text: string): void {
+    if (this.shown.get(subject) === text) return;
+    this.shown.set(subject, text);
+    this.log(text);
+  }
+
+  clear(subject: string): void {
+    this.shown.delete(subject);
+  }
+}
+
+/**
  * The per-group allow lists under the config dir (`0.DEFAULT_ACCESS/` and `<GROUP>/`, each with
- * `allowed_signals` and `allowed_controls`). Missing lists grant nothing; lists that are not
- * the daemon's own 0600 files in 0700 directories are quarantined and grant nothing.
+ * `allowed_signals` and `allowed_controls`). Missing lists grant nothing. A list file that is not
+ * the daemon's own 0600 file is quarantined and grants nothing; a directory that is not the
+ * daemon's own 0700 one is only ignored (a name like a group's may be anyone's directory), and
+ * so is a list file over MAX_LIST_FILE_BYTES. Each such problem is logged once.
  */
 export class AccessLists {
   readonly configDir: string;
   private readonly log: Log;
+  private readonly warnings: OnceLog;
 
   constructor(options: { configDir?: string; log?: Log } = {}) {
     this.log = options.log ?? stderrLog;
+    this.warnings = new OnceLog(this.log);
     this.configDir = options.configDir ?? resolveConfigDir({ log: this.log });
   }
 
@@ -80,6 +105,14 @@ export class AccessLists {
     const dir = this.groupDir(group);
     if (signals) checkListNames('signals', signals);
     if (controls) checkListNames('controls', controls);
+    const files = [signals, controls].map((names) => names && formatAccessList(names));
+    for (const text of files) {
+      if (text && Buffer.byteLength(text) > MAX_LIST_FILE_BYTES) {
+        throw new InvalidArgumentError(
+          `Access list too large: ${Buffer.byteLength(text)} bytes, more than the limit of ${MAX_LIST_FILE_BYTES}`,
+        );
+      }
+    }
     if (!options.force) {
       if (signals) requireAvailable('signals', signals, catalog.signals);
       if (controls) requireAvailable('controls', controls, catalog.controls);
@@ -87,9 +120,14 @@ export class AccessLists {
     if (options.dryRun) return;
     this.ensureConfigRoot();
     const groupPath = join(this.configDir, dir);
-    secureMakeDirs(groupPath, SECURE_DIR_MODE, { log: this.log });
-    if (signals) secureMakeFile(join(groupPath, SIGNALS_FILE), formatAccessList(signals));
-    if (controls) secureMakeFile(join(groupPath, CONTROLS_FILE), formatAccessList(controls));
+    const st = lstatOrUndefined(groupPath);
+    const reason = st && insecureReason(st, 'directory', SECURE_DIR_MODE);
+    if (reason)
+      throw new JoulegateError(`Cannot write access lists: ${groupPath} ${reason}; fix or remove it`);
+    if (!st) secureMakeDirs(groupPath, SECURE_DIR_MODE, { log: this.log });
+    const [signalsText, controlsText] = files;
+    if (signalsText !== undefined) secureMakeFile(join(groupPath, SIGNALS_FILE), signalsText);
+    if (controlsText !== undefined) secureMakeFile(join(groupPath, CONTROLS_FILE), controlsText);
   }
 
   /**
@@ -129,34 +167,74 @@ export class AccessLists {
     if (!this.configRootReadable()) return EMPTY;
     const groupPath = join(this.configDir, dir);
     const st = lstatOrUndefined(groupPath);
-    if (!st) return EMPTY;
-    const reason = insecureReason(st, 'directory', SECURE_DIR_MODE);
+    const reason = st && insecureReason(st, 'directory', SECURE_DIR_MODE);
     if (reason) {
-      quarantine(groupPath, reason, this.log);
+      this.warnings.warn(
+        groupPath,
+        `Warning: <joulegate>: ignoring access lists in ${groupPath}: it ${reason}`,
+      );
       return EMPTY;
     }
-    const read = (file: string) =>
-      parseAccessList(secureReadFile(join(groupPath, file), { log: this.log }) ?? '');
-    return { signals: read(SIGNALS_FILE), controls: read(CONTROLS_FILE) };
+    this.warnings.clear(groupPath);
+    if (!st) return EMPTY;
+    return {
+      signals: this.readList(join(groupPath, SIGNALS_FILE)),
+      controls: this.readList(join(groupPath, CONTROLS_FILE)),
+    };
+  }
+
+  /** The names in one list file; an untrusted file is quarantined, an oversized one ignored. */
+  private readList(path: string): string[] {
+    let text: string | undefined;
+    try {
+      text = secureReadFile(path, { log: this.log, maxBytes: MAX_LIST_FILE_BYTES });
+    } catch (err) {
+      if (!(err instanceof FileTooLargeError)) throw err;
+      this.warnings.warn(
+        path,
+        `Warning: <joulegate>: ignoring ${path}: ${err.size} bytes, more than the limit of ${MAX_LIST_FILE_BYTES} for a list file`,
+      );
+      return [];
+    }
+    const { names, rejected } = readAccessList(text ?? '');
+    const first = rejected[0];
+    if (first) {
+      const shown = JSON.stringify(first.text.length > 40 ? `${first.text.slice(0, 40)}…` : first.text);
+      this.warnings.warn(
+        path,
+        `Warning: <joulegate>: ${path}: skipped ${rejected.length} line(s) that cannot be names (line ${first.line}: ${shown})`,
+      );
+    } else {
+      this.warnings.clear(path);
+    }
+    return names;
   }
 
   /**
    * The config root also holds other admin files (MSR tables, constants), so an untrusted root
-   * is not renamed on a read: its lists are ignored and the admin told why.
+   * is never renamed: its lists are ignored and the admin told why.
    */
   private configRootReadable(): boolean {
     const st = lstatOrUndefined(this.configDir);
-    if (!st) return false;
-    const reason = configRootProblem(st);
-    if (reason) this.log(`Warning: <joulegate>: ignoring access lists: ${this.configDir} ${reason}`);
-    return reason === undefined;
+    const reason = st && configRootProblem(st);
+    if (reason) {
+      this.warnings.warn(
+        this.configDir,
+        `Warning: <joulegate>: ignoring access lists: ${this.configDir} ${reason}`,
+      );
+      return false;
+    }
+    this.warnings.clear(this.configDir);
+    return st !== undefined;
   }
 
-  /** Before a write: create the root 0700, or quarantine one that others could change. */
+  /** Before a write: create a missing root 0700; refuse to write under one that others could change. */
   private ensureConfigRoot(): void {
     const st = lstatOrUndefined(this.configDir);
-    if (st && configRootProblem(st) === undefined) return;
-    secureMakeDirs(this.configDir, SECURE_DIR_MODE, { log: this.log });
+    const reason = st && configRootProblem(st);
+    if (reason)
+      throw new JoulegateError(`Cannot write access lists: ${this.configDir} ${reason}; fix or remove it`);
+    if (!st) secureMakeDirs(this.configDir, SECURE_DIR_MODE, { log: this.log });
   }
 }
 

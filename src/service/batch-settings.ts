@@ -1,0 +1,42 @@
+import { JoulegateError } from '../platform/errors.js';
+import type { BatchServerLimits } from './batch-port.js';
+
+/** The daemon's batch server settings, from its environment (docs/service.md, "Batch servers"). */
+export interface BatchSettings extends BatchServerLimits {
+  /** A server whose client has not connected within this is stopped. */
+  idleTimeoutMs: number;
+  /** Servers kept loaded ahead of requests (0: each start loads a new process). */
+  spares: number;
+}
+
+export const DEFAULT_BATCH_SETTINGS: Readonly<BatchSettings> = {
+  perUser: 16,
+  total: 64,
+  idleTimeoutMs: 10_000,
+  spares: 1,
+};
+
+/** Each setting's variable, the smallest value it takes, and how a value maps to the setting. */
+const VARIABLES = [
+  { name: 'JOULEGATE_BATCH_MAX_PER_USER', key: 'perUser', min: 1, scale: 1 },
+  { name: 'JOULEGATE_BATCH_MAX_SERVERS', key: 'total', min: 1, scale: 1 },
+  { name: 'JOULEGATE_BATCH_IDLE_TIMEOUT', key: 'idleTimeoutMs', min: 0.1, scale: 1000 },
+  { name: 'JOULEGATE_BATCH_SPARES', key: 'spares', min: 0, scale: 1 },
+] as const;
+
+/** The settings, defaults overridden by the variables that are set; a bad value throws naming it. */
+export function batchSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): BatchSettings {
+  const settings: BatchSettings = { ...DEFAULT_BATCH_SETTINGS };
+  for (const v of VARIABLES) {
+    const text = env[v.name];
+    if (text === undefined || text === '') continue;
+    const value = Number(text);
+    const whole = v.scale === 1;
+    if (!Number.isFinite(value) || value < v.min || (whole && !Number.isInteger(value))) {
+      const wanted = whole ? `an integer >= ${v.min}` : `a number of seconds >= ${v.min}`;
+      throw new JoulegateError(`${v.name} must be ${wanted}, not "${text}"`);
+    }
+    settings[v.key] = Math.round(value * v.scale);
+  }
+  return settings;
+}
