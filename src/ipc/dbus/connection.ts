@@ -1,10 +1,9 @@
 import { createConnection, type Socket } from 'node:net';
 import { authenticateExternal } from './auth.js';
+import { Inbox, type MessageScreen } from './inbox.js';
 import {
   type DecodedMessage,
-  decodeMessage,
   encodeMessage,
-  frameSize,
   type Message,
   MessageType,
   NO_REPLY_EXPECTED,
@@ -88,6 +87,7 @@ export interface CallOptions {
 }
 
 export type MethodCallHandler = (msg: DecodedMessage) => void;
+export type SignalHandler = (msg: DecodedMessage) => void;
 
 /**
  * One connection to a message bus: EXTERNAL authentication, Hello, calls with promised replies,
@@ -101,7 +101,15 @@ export class DBusConnection {
     number,
     { resolve: (m: DecodedMessage) => void; reject: (e: Error) => void }
   >();
-  private inbox: Buffer = Buffer.alloc(0);
+  private readonly inbox = new Inbox({
+    screen: (header) => this.screen(header),
+    deliver: (msg) => this.dispatch(msg),
+    refuse: (header, errorName, text) => {
+      if (!this.closedError) this.replyError(header, errorName, text);
+    },
+  });
+  private screen: MessageScreen = () => undefined;
+  private signalHandler: SignalHandler = () => {};
   private closedError?: Error;
   private callHandler: MethodCallHandler = (msg) => {
     this.replyError(msg, 'org.freedesktop.DBus.Error.UnknownObject', 'no objects are exported here');
@@ -165,22 +173,12 @@ export class DBusConnection {
   }
 
   private onData(chunk: Buffer): void {
-    this.inbox = this.inbox.length === 0 ? chunk : Buffer.concat([this.inbox, chunk]);
-    for (;;) {
-      let size: number;
-      let msg: DecodedMessage;
-      try {
-        size = frameSize(this.inbox);
-        if (size === 0 || this.inbox.length < size) return;
-        msg = decodeMessage(this.inbox.subarray(0, size));
-      } catch (err) {
-        // The bus itself validates messages, so an undecodable header means the stream is
-        // out of step; nothing after it can be trusted.
-        this.socket.destroy(err as Error);
-        return;
-      }
-      this.inbox = this.inbox.subarray(size);
-      this.dispatch(msg);
+    try {
+      this.inbox.push(chunk);
+    } catch (err) {
+      // The bus itself validates messages, so an undecodable header means the stream is
+      // out of step; nothing after it can be trusted.
+      this.socket.destroy(err as Error);
     }
   }
 
@@ -197,6 +195,8 @@ export class DBusConnection {
       }
     } else if (msg.type === MessageType.MethodCall) {
       this.callHandler(msg);
+    } else if (msg.type === MessageType.Signal) {
+      this.signalHandler(msg);
     }
   }
 
@@ -214,6 +214,19 @@ export class DBusConnection {
 
   onMethodCall(handler: MethodCallHandler): void {
     this.callHandler = handler;
+  }
+
+  /** Signals delivered to this connection (broadcasts it subscribed to with AddMatch, unicasts). */
+  onSignal(handler: SignalHandler): void {
+    this.signalHandler = handler;
+  }
+
+  /**
+   * Judges each incoming message from its header before its body is read: a refused body is
+   * discarded unread (see Inbox). Without a screen every message is read.
+   */
+  screenMessages(screen: MessageScreen): void {
+    this.screen = screen;
   }
 
   private send(msg: Message): void {
