@@ -19,7 +19,7 @@ export const LIMITS = {
   /** Region names in one PlatformStopProfile call. */
   regionsPerCall: 1024,
   /** UTF-8 bytes of one region name. */
-  regionNameBytes: 4096,
+  regionNameBytes: 1024,
   /** Distinct region names kept for one profile until an administrator pops them. */
   regionsPerProfile: 4096,
   /** Bytes of region and profile names kept for one uid until an administrator pops them. */

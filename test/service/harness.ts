@@ -43,6 +43,8 @@ export interface StepResult {
   value?: unknown;
   name?: string;
   message?: string;
+  /** How long the call took, as the client timed it. */
+  ms?: number;
 }
 
 export interface ClientOptions {
