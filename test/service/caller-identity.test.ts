@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, createWriteStream, existsSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
@@ -20,9 +20,15 @@ await h.setup();
 await h.startDaemon();
 const user = ensureUser('jgsvc_handoff');
 
-const stray: ChildProcess[] = [];
+const strayPids: number[] = [];
 after(() => {
-  for (const p of stray) p.kill('SIGKILL');
+  for (const pid of strayPids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
 });
 
 interface HandedOff {
@@ -52,7 +58,8 @@ async function handOff(as: TestUser | undefined, firstCall: boolean): Promise<Ha
   const exited = new Promise<void>((resolve) => creator.on('exit', () => resolve()));
   const lines = createInterface({ input: creator.stdout! })[Symbol.asyncIterator]();
   const first = await lines.next();
-  const { pid } = JSON.parse(first.value as string) as { pid: number };
+  const { pid, child } = JSON.parse(first.value as string) as { pid: number; child: number };
+  strayPids.push(child);
   await exited;
   const calls = createWriteStream(fifo);
   return {
@@ -66,16 +73,30 @@ async function handOff(as: TestUser | undefined, firstCall: boolean): Promise<Ha
   };
 }
 
-/** Starts a root process (with CAP_SYS_ADMIN) whose pid is `pid`, by steering the pid counter. */
-async function rootProcessAt(pid: number): Promise<ChildProcess> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1));
-    const proc = spawn('sleep', ['600'], { stdio: 'ignore' });
-    stray.push(proc);
-    if (proc.pid === pid) return proc;
-    proc.kill('SIGKILL');
-  }
-  throw new Error(`no process could be started at pid ${pid} (other processes took it first)`);
+/**
+ * Starts a root process (with CAP_SYS_ADMIN) whose pid is `pid`: a shell loop sets the kernel's
+ * last-pid counter and forks at once, until its child gets that pid (other processes on the
+ * machine may take it first), then leaves that child (a sleep) running.
+ */
+async function rootProcessAt(pid: number): Promise<number> {
+  const script = `
+    for i in $(seq 3000); do
+      echo ${pid - 1} > /proc/sys/kernel/ns_last_pid
+      sleep 600 </dev/null >/dev/null 2>&1 &
+      if [ $! = ${pid} ]; then echo found; exit 0; fi
+      kill $!
+    done
+    echo missed`;
+  const steer = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  steer.stdout!.on('data', (d) => {
+    out += d;
+  });
+  await new Promise((resolve) => steer.on('close', resolve));
+  if (!out.includes('found'))
+    throw new Error(`no process could be started at pid ${pid} (others took it first)`);
+  strayPids.push(pid);
+  return pid;
 }
 
 const allLists = ['', ['FILECTL::COUNTER', 'FILECTL::LIMIT'], ['FILECTL::LIMIT']];
@@ -85,8 +106,8 @@ for (const firstCall of [true, false]) {
   const when = firstCall ? 'looked up while its creator lived' : 'first used after the pid was reused';
   test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, async () => {
     const conn = await handOff(user, firstCall);
-    const root = await rootProcessAt(conn.creatorPid);
     try {
+      await rootProcessAt(conn.creatorPid);
       for (const call of [
         { member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists },
         { member: 'PlatformLockControl' },
@@ -105,21 +126,19 @@ for (const firstCall of [true, false]) {
       assert.equal((await conn.send({ member: 'PlatformGetAllAccess' })).ok, true);
     } finally {
       conn.close();
-      root.kill('SIGKILL');
     }
   });
 }
 
 test('a root connection handed off keeps no admin rights once its creator exited', async () => {
   const conn = await handOff(undefined, true);
-  const root = await rootProcessAt(conn.creatorPid);
   try {
+    await rootProcessAt(conn.creatorPid);
     const r = await conn.send({ member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists });
     assert.equal(r.name, ERROR_NAMES.PermissionDenied, JSON.stringify(r));
     assert.equal(existsSync(defaultSignals), false);
   } finally {
     conn.close();
-    root.kill('SIGKILL');
   }
 });
 

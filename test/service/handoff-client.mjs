@@ -74,10 +74,13 @@ if (process.argv[2] === 'creator') {
   process.exit(0);
 } else {
   const socket = new Socket({ fd: 3, readable: true, writable: true });
+  // A connection the bus closes ends the child: nothing would answer the calls.
+  socket.on('close', () => process.exit(3));
   const call = caller(socket, 1000);
   for await (const line of createInterface({ input: createReadStream(process.argv[3]) })) {
     if (!line.trim()) continue;
     console.log(JSON.stringify(outcome(await call(geopmCall(JSON.parse(line))))));
   }
+  socket.removeAllListeners('close');
   socket.destroy();
 }
