@@ -1,3 +1,4 @@
+import type { KoffiFunc } from 'koffi';
 import { loadKoffi } from './ffi.js';
 
 /**
@@ -28,12 +29,15 @@ export interface Libc {
   flock(fd: number, operation: number): number;
   getsid(pid: number): number;
   sysconf(name: number): number;
-  /** The *_r lookups fill `out` (a `struct passwd` / `struct group` as an object). */
-  getpwnam_r(name: string, out: object, buf: Buffer, len: number, result: unknown[]): number;
-  getpwuid_r(uid: number, out: object, buf: Buffer, len: number, result: unknown[]): number;
-  getgrnam_r(name: string, out: object, buf: Buffer, len: number, result: unknown[]): number;
-  getgrgid_r(gid: number, out: object, buf: Buffer, len: number, result: unknown[]): number;
-  getgrouplist(user: string, group: number, groups: Uint32Array, ngroups: number[]): number;
+  /**
+   * The *_r lookups fill `out` (a `struct passwd` / `struct group` as an object). NSS may wait
+   * on a network directory: `.async` runs a lookup on a worker thread.
+   */
+  getpwnam_r: KoffiFunc<(name: string, out: object, buf: Buffer, len: number, result: unknown[]) => number>;
+  getpwuid_r: KoffiFunc<(uid: number, out: object, buf: Buffer, len: number, result: unknown[]) => number>;
+  getgrnam_r: KoffiFunc<(name: string, out: object, buf: Buffer, len: number, result: unknown[]) => number>;
+  getgrgid_r: KoffiFunc<(gid: number, out: object, buf: Buffer, len: number, result: unknown[]) => number>;
+  getgrouplist: KoffiFunc<(user: string, group: number, groups: Uint32Array, ngroups: number[]) => number>;
 }
 
 let loaded: Libc | undefined;

@@ -1,11 +1,33 @@
 import { PermissionError } from '../platform/errors.js';
-import { hasCapSysAdmin } from '../platform/process.js';
-import { type AccessLists, type AccessSet, type Catalog, userById } from './access/index.js';
+import { hasCapSysAdmin, processIdentity } from '../platform/process.js';
+import type { AccessLists, AccessSet, Catalog } from './access/index.js';
+import { groupNamesOfAsync, userByIdAsync } from './access/nss.js';
 
-/** Who is calling, as the bus daemon vouches for the sender's connection. */
+/**
+ * Who is calling: the process that opened the caller's bus connection, as the bus daemon
+ * vouches for it (pid and uid from the socket's credentials), pinned by that process's start
+ * time when the connection first called. A pid alone is not an identity: the process may
+ * have exited and its pid gone to another (the connection lives on in a child it was handed to).
+ */
 export interface Caller {
   pid: number;
   uid: number;
+  /**
+   * Start time (field 22 of /proc/<pid>/stat) of the connection's process; undefined when, at
+   * the first call, the pid no longer named a process of the connection's uid: nothing then
+   * identifies the caller, and it may do only what needs no identity.
+   */
+  startTicks: number | undefined;
+}
+
+/**
+ * Whether the caller's pid still names the process that opened its connection (one /proc
+ * read): asked before anything is granted on the strength of that process's rights.
+ */
+export function isCallerProcessAlive(caller: Caller): boolean {
+  if (caller.startTicks === undefined) return false;
+  const now = processIdentity(caller.pid);
+  return now !== undefined && now.startTicks === caller.startTicks && now.uid === caller.uid;
 }
 
 /** What a calling process may do: admin rights, and its signal and control lists. */
@@ -16,8 +38,14 @@ export class CallerAccess {
     readonly catalog: Catalog,
   ) {}
 
+  /**
+   * CAP_SYS_ADMIN in the effective set of the connection's own process. The capabilities are
+   * read before the identity is checked: if the identity still matches afterwards, the pid
+   * named the caller's process all along (it cannot exit and come back), so the capabilities
+   * were its own.
+   */
   isAdmin(caller: Caller): boolean {
-    return hasCapSysAdmin(caller.pid);
+    return caller.startTicks !== undefined && hasCapSysAdmin(caller.pid) && isCallerProcessAlive(caller);
   }
 
   requireAdmin(caller: Caller, method: string): void {
@@ -28,12 +56,15 @@ export class CallerAccess {
     }
   }
 
-  /** Lists of a process: everything for an admin, else the default and its user's groups. */
-  listsOf(caller: Caller): AccessSet {
+  /**
+   * Lists of a process: everything for an admin, else the default and its user's groups. The
+   * NSS lookups run off the event loop (a slow LDAP server delays this caller only).
+   */
+  async listsOf(caller: Caller): Promise<AccessSet> {
     if (this.isAdmin(caller)) return this.access.getAllAccess(this.catalog);
-    const user = userById(caller.uid);
+    const user = await userByIdAsync(caller.uid);
     // A uid NSS does not know has no groups: it gets the default lists only.
     if (user === undefined) return this.access.getGroupAccess('', this.catalog);
-    return this.access.getUserAccess(user.name, this.catalog);
+    return this.access.getGroupsAccess(await groupNamesOfAsync(user), this.catalog);
   }
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { DBusConnection } from '../ipc/dbus/connection.js';
+import type { Screening } from '../ipc/dbus/inbox.js';
 import {
   ERROR_NAMES,
   INTERFACE_NAME,
@@ -13,12 +14,24 @@ import {
   PROPERTIES_INTERFACE,
   parentNodeXml,
 } from '../ipc/dbus/interface.js';
-import type { DecodedMessage, WireValue } from '../ipc/dbus/wire.js';
-import { errorMessage } from '../platform/errors.js';
-import type { Caller } from './caller-access.js';
+import { type DecodedMessage, type MessageHeader, MessageType, type WireValue } from '../ipc/dbus/wire.js';
+import { errorMessage, JoulegateError } from '../platform/errors.js';
+import { CallerRegistry } from './caller-identity.js';
 import { dbusErrorName } from './errors.js';
+import { bodyTooLarge, checkArgumentCaps, LIMITS, maxBodyBytes } from './limits.js';
 import type { MethodTable } from './methods.js';
 import { answerProperties } from './properties.js';
+import type { Log } from './secure-files.js';
+import { shown } from './text.js';
+
+const BUS = 'org.freedesktop.DBus';
+const PEER = 'org.freedesktop.DBus.Peer';
+const INTROSPECTABLE = 'org.freedesktop.DBus.Introspectable';
+const INVALID_ARGS = 'org.freedesktop.DBus.Error.InvalidArgs';
+const LIMITS_EXCEEDED = 'org.freedesktop.DBus.Error.LimitsExceeded';
+
+/** Every connection leaving the bus (and every name changing owner): frees per-connection state. */
+const NAME_OWNER_CHANGED_MATCH = `type='signal',sender='${BUS}',path='/org/freedesktop/DBus',interface='${BUS}',member='NameOwnerChanged'`;
 
 /** Error text on the wire: one line, bounded. */
 function oneLine(text: string): string {
@@ -47,48 +60,127 @@ function machineId(): string {
   }
 }
 
+/** The io.github.geopm method a call addresses, if it addresses one. */
+function geopmMethodOf(msg: DecodedMessage): MethodName | undefined {
+  const member = msg.member ?? '';
+  const ours = msg.path === OBJECT_PATH && (msg.interface === undefined || msg.interface === INTERFACE_NAME);
+  return ours && isMethodName(member) ? member : undefined;
+}
+
+/** The standard methods the object answers, all without arguments, as interface.member. */
+function standardMethodOf(msg: DecodedMessage): string | undefined {
+  if (msg.interface === PEER && (msg.member === 'Ping' || msg.member === 'GetMachineId'))
+    return `${PEER}.${msg.member}`;
+  if ((msg.interface === INTROSPECTABLE || msg.interface === undefined) && msg.member === 'Introspect')
+    return `${INTROSPECTABLE}.Introspect`;
+  return undefined;
+}
+
+const refuse = (errorName: string, text: string): Screening => ({ refuse: { errorName, text } });
+
+export interface DispatchedService {
+  readonly handlers: MethodTable;
+  /** Where internal failures are logged in full (clients get one neutral line). */
+  readonly log?: Log;
+}
+
 /**
- * Routes method calls arriving on the bus to the service: checks path, interface, member and
- * the exact input signature, asks the bus daemon who the sender is, and turns every failure
- * into a D-Bus error reply. Also answers Introspectable.Introspect, Peer.Ping/GetMachineId and
+ * Routes method calls arriving on the bus to the service. Each call is judged from its header
+ * first (path, interface, member, signature, body size against the method's caps), so a body
+ * that could not be a valid call is never read; then the decoded arguments are checked against
+ * the caps, the caller is identified (once per connection) and the method runs. Every failure
+ * is a D-Bus error reply. Also answers Introspectable.Introspect, Peer.Ping/GetMachineId and
  * Properties on the object.
  */
 export class Dispatcher {
-  private readonly callers = new Map<string, Caller>();
+  private readonly callers: CallerRegistry;
   private readonly xml = introspectionXml();
 
   constructor(
     private readonly conn: DBusConnection,
-    private readonly service: { readonly handlers: MethodTable },
+    private readonly service: DispatchedService,
   ) {
+    this.callers = new CallerRegistry((member, name) => conn.busQuery(member, name));
+    conn.screenMessages((header) => this.screen(header));
     conn.onMethodCall((msg) => {
       void this.handle(msg);
     });
+    conn.onSignal((msg) => this.onSignal(msg));
+    // Sent before the daemon requests its name, so the match is in place before any client
+    // can find the daemon by name.
+    conn
+      .call({
+        destination: BUS,
+        path: '/org/freedesktop/DBus',
+        interface: BUS,
+        member: 'AddMatch',
+        signature: 's',
+        body: [NAME_OWNER_CHANGED_MATCH],
+      })
+      .catch((err) => this.log(`cannot follow disconnects (AddMatch): ${errorMessage(err)}`));
   }
 
-  /** Pid and uid of a sender. A unique name is never reused, so the answer can be cached. */
-  private async callerOf(sender: string): Promise<Caller> {
-    const known = this.callers.get(sender);
-    if (known) return known;
-    const [pid, uid] = await Promise.all([
-      this.conn.busQuery('GetConnectionUnixProcessID', sender),
-      this.conn.busQuery('GetConnectionUnixUser', sender),
-    ]);
-    const caller = { pid: Number(pid), uid: Number(uid) };
-    if (this.callers.size > 10_000) this.callers.clear();
-    this.callers.set(sender, caller);
-    return caller;
+  /** Connections whose caller is cached (tests watch it shrink on disconnect). */
+  get cachedCallers(): number {
+    return this.callers.size;
+  }
+
+  private log(line: string): void {
+    this.service.log?.(`joulegated: ${line}`);
+  }
+
+  private onSignal(msg: DecodedMessage): void {
+    if (msg.sender !== BUS || msg.member !== 'NameOwnerChanged') return;
+    const [name, , newOwner] = msg.body;
+    // A unique name losing its owner is a connection that left; the bus never reuses it.
+    if (typeof name === 'string' && name.startsWith(':') && newOwner === '') this.callers.forget(name);
+  }
+
+  /** Judges a message from its header (see Inbox): what is refused here is never decoded. */
+  private screen(header: MessageHeader): Screening {
+    if (header.type !== MessageType.MethodCall) {
+      // Replies come from the bus we asked; signals (NameOwnerChanged) are small.
+      return header.type === MessageType.Signal && header.bodyLength > LIMITS.otherMessageBytes
+        ? { drop: true }
+        : undefined;
+    }
+    const signature = header.signature ?? '';
+    const standard = standardMethodOf(header);
+    if (standard !== undefined) {
+      return signature === ''
+        ? undefined
+        : refuse(INVALID_ARGS, `Invalid arguments '${signature}' to call ${standard}(), expecting ''.`);
+    }
+    const method = geopmMethodOf(header);
+    if (method === undefined) {
+      return header.bodyLength > LIMITS.otherMessageBytes
+        ? refuse(
+            LIMITS_EXCEEDED,
+            `a body of ${header.bodyLength} bytes is over the cap of ${LIMITS.otherMessageBytes} bytes for calls outside ${INTERFACE_NAME}`,
+          )
+        : undefined;
+    }
+    if (signature !== inSignature(method)) {
+      return refuse(
+        ERROR_NAMES.InvalidArgument,
+        `${method} expects signature '${inSignature(method)}', got '${shown(signature)}'`,
+      );
+    }
+    if (header.bodyLength > maxBodyBytes(method)) {
+      return refuse(ERROR_NAMES.InvalidArgument, bodyTooLarge(method, header.bodyLength));
+    }
+    return undefined;
   }
 
   private standard(msg: DecodedMessage): boolean {
-    if (msg.interface === 'org.freedesktop.DBus.Peer') {
+    if (msg.interface === PEER) {
       if (msg.member === 'Ping') this.conn.reply(msg, '', []);
       else if (msg.member === 'GetMachineId') this.conn.reply(msg, 's', [machineId()]);
       else
         this.conn.replyError(
           msg,
           'org.freedesktop.DBus.Error.UnknownMethod',
-          `no method ${msg.member} on Peer`,
+          `no method ${shown(msg.member ?? '')} on Peer`,
         );
       return true;
     }
@@ -98,10 +190,7 @@ export class Dispatcher {
       else this.conn.replyError(msg, answer.error.name, answer.error.text);
       return true;
     }
-    if (
-      msg.interface === 'org.freedesktop.DBus.Introspectable' ||
-      (msg.interface === undefined && msg.member === 'Introspect')
-    ) {
+    if (standardMethodOf(msg) !== undefined || msg.interface === INTROSPECTABLE) {
       const xml = msg.path === OBJECT_PATH ? this.xml : parentNodeXml(msg.path ?? '');
       if (msg.member === 'Introspect' && xml !== undefined) this.conn.reply(msg, 's', [xml]);
       else this.conn.replyError(msg, 'org.freedesktop.DBus.Error.UnknownObject', `no object at ${msg.path}`);
@@ -110,7 +199,7 @@ export class Dispatcher {
     return false;
   }
 
-  /** Checks the input signature, then runs the method for the sender and replies. */
+  /** Checks the arguments, then runs the method for the sender and replies. */
   private async call<M extends MethodName>(method: M, msg: DecodedMessage): Promise<void> {
     const args = msg.body;
     if (!isInputOf(method, msg, args)) {
@@ -118,11 +207,12 @@ export class Dispatcher {
       this.conn.replyError(msg, ERROR_NAMES.InvalidArgument, `${method} ${why}`);
       return;
     }
+    checkArgumentCaps(method, args);
     if (!msg.sender) {
       this.conn.replyError(msg, ERROR_NAMES.Failed, 'message has no sender');
       return;
     }
-    const caller = await this.callerOf(msg.sender);
+    const caller = await this.callers.callerOf(msg.sender);
     const result = await this.service.handlers[method](caller, args);
     this.conn.reply(msg, outSignature(method), result);
   }
@@ -142,22 +232,41 @@ export class Dispatcher {
         );
         return;
       }
-      const member = msg.member ?? '';
-      if (!isMethodName(member)) {
+      const method = geopmMethodOf(msg);
+      if (method === undefined) {
         this.conn.replyError(
           msg,
           'org.freedesktop.DBus.Error.UnknownMethod',
-          `no method ${oneLine(member).slice(0, 100)} on ${INTERFACE_NAME}`,
+          `no method ${oneLine(msg.member ?? '').slice(0, 100)} on ${INTERFACE_NAME}`,
         );
         return;
       }
-      await this.call(member, msg);
+      await this.call(method, msg);
     } catch (err) {
-      try {
-        this.conn.replyError(msg, dbusErrorName(err), oneLine(errorMessage(err)));
-      } catch {
-        // the connection is gone; main exits on close
-      }
+      this.replyFailure(msg, err);
     }
   }
+
+  /**
+   * The error reply for a failed call. The daemon's own errors carry a message meant for
+   * clients; anything else (a JavaScript error from deep inside) is logged in full and answered
+   * with one neutral line, so no internals reach a client.
+   */
+  private replyFailure(msg: DecodedMessage, err: unknown): void {
+    let text = oneLine(errorMessage(err));
+    if (!(err instanceof JoulegateError) && !isSystemError(err)) {
+      this.log(`internal error in ${shown(msg.member ?? '')}: ${err instanceof Error ? err.stack : text}`);
+      text = `internal error in ${shown(msg.member ?? '')}; the daemon logged the details`;
+    }
+    try {
+      this.conn.replyError(msg, dbusErrorName(err), text);
+    } catch {
+      // the connection is gone; main exits on close
+    }
+  }
+}
+
+/** An error from the operating system (errno code): its message names the file and the cause. */
+function isSystemError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
 }

@@ -73,7 +73,7 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
       return [];
     },
     PlatformGetUserAccess: async (caller) => {
-      const set = callers.listsOf(caller);
+      const set = await callers.listsOf(caller);
       return [[set.signals, set.controls]];
     },
     PlatformGetAllAccess: async () => {
@@ -116,8 +116,9 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
       return [];
     },
     PlatformCloseSessionAdmin: async (caller, [pid]) => {
-      if (pid !== caller.pid) callers.requireAdmin(caller, 'PlatformCloseSessionAdmin');
-      await sessions.closeOf(pid, caller);
+      await sessions.closeOf(pid, caller, (own) => {
+        if (!own) callers.requireAdmin(caller, 'PlatformCloseSessionAdmin');
+      });
       return [];
     },
 

@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import { InvalidArgumentError } from '../platform/errors.js';
 import { processIdentity } from '../platform/process.js';
 import { WriteLockedError } from './errors.js';
+import { LIMITS } from './limits.js';
 import { type Log, secureMakeFile, secureReadFile } from './secure-files.js';
-import { hasControlChars } from './text.js';
+import { hasControlChars, shown } from './text.js';
 
 export const PROFILER_LOCK = 'PROFILER_LOCK';
 
@@ -14,14 +15,27 @@ export function checkProfileName(name: string): void {
   }
 }
 
+/** Region names reported for one profile, each with the uid charged for keeping it. */
+interface ReportedRegions {
+  /** uid charged for the profile name itself (the first reporter). */
+  namedBy: number;
+  regions: Map<string, number>;
+}
+
+const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
+
 /**
  * Which processes run under which profile name, and the region names they reported when they
  * stopped (GEOPM's runtime-profiling hooks). One admin process at a time may collect them: the
- * holder of PROFILER_LOCK (its pid is stored in the run dir; a dead holder frees it).
+ * holder of PROFILER_LOCK (its pid is stored in the run dir; a dead holder frees it). Reported
+ * names are kept until collected, so what they may cost is capped per profile, per uid and in
+ * all (LIMITS); a report past a cap is refused whole.
  */
 export class ProfileRegistry {
   private readonly pids = new Map<string, Set<number>>();
-  private readonly regions = new Map<string, Set<string>>();
+  private readonly reported = new Map<string, ReportedRegions>();
+  private readonly bytesByUser = new Map<number, number>();
+  private bytesTotal = 0;
 
   constructor(
     private readonly runDir: string,
@@ -35,16 +49,51 @@ export class ProfileRegistry {
     set.add(pid);
   }
 
-  /** Removes `pid` from its profile, recording the regions it reports. */
-  stop(name: string, pid: number, regionNames: readonly string[]): void {
+  /** Removes `pid` (of user `uid`) from its profile, recording the regions it reports. */
+  stop(name: string, pid: number, uid: number, regionNames: readonly string[]): void {
     for (const r of regionNames) {
-      if (r.length > 4096 || r.includes('\0'))
-        throw new InvalidArgumentError('region names must be at most 4096 characters');
+      if (bytesOf(r) > LIMITS.regionNameBytes || r.includes('\0'))
+        throw new InvalidArgumentError(`region names must be at most ${LIMITS.regionNameBytes} bytes`);
     }
-    const set = this.regions.get(name) ?? new Set<string>();
-    this.regions.set(name, set);
-    for (const r of regionNames) set.add(r);
+    const kept = this.reported.get(name);
+    const fresh = [...new Set(regionNames)].filter((r) => !kept?.regions.has(r));
+    if (fresh.length > 0) {
+      // A new profile entry also keeps its name, charged to its first reporter.
+      const bytes = fresh.reduce((sum, r) => sum + bytesOf(r), kept ? 0 : bytesOf(name));
+      this.checkRoom(name, uid, (kept?.regions.size ?? 0) + fresh.length, bytes);
+      const entry = kept ?? { namedBy: uid, regions: new Map<string, number>() };
+      for (const r of fresh) entry.regions.set(r, uid);
+      this.reported.set(name, entry);
+      this.charge(uid, bytes);
+    }
     this.forget(pid, name);
+  }
+
+  private checkRoom(name: string, uid: number, regions: number, bytes: number): void {
+    const pop = 'an administrator collects them with PlatformPopProfileRegionNames';
+    if (regions > LIMITS.regionsPerProfile) {
+      throw new InvalidArgumentError(
+        `profile "${shown(name)}" would keep ${regions} region names, over the cap of ${LIMITS.regionsPerProfile} per profile (${pop})`,
+      );
+    }
+    const ofUser = (this.bytesByUser.get(uid) ?? 0) + bytes;
+    if (ofUser > LIMITS.regionBytesPerUser) {
+      throw new InvalidArgumentError(
+        `region names of uid ${uid} would take ${ofUser} bytes, over the cap of ${LIMITS.regionBytesPerUser} bytes per user (${pop})`,
+      );
+    }
+    if (this.bytesTotal + bytes > LIMITS.regionBytesTotal) {
+      throw new InvalidArgumentError(
+        `region names of all users would take ${this.bytesTotal + bytes} bytes, over the cap of ${LIMITS.regionBytesTotal} bytes (${pop})`,
+      );
+    }
+  }
+
+  private charge(uid: number, bytes: number): void {
+    const left = (this.bytesByUser.get(uid) ?? 0) + bytes;
+    if (left > 0) this.bytesByUser.set(uid, left);
+    else this.bytesByUser.delete(uid);
+    this.bytesTotal += bytes;
   }
 
   forget(pid: number, name: string): void {
@@ -84,8 +133,11 @@ export class ProfileRegistry {
         `PID ${caller} must hold ${PROFILER_LOCK} (call PlatformGetProfilePids first)`,
       );
     }
-    const out = [...(this.regions.get(name) ?? [])].sort();
-    this.regions.delete(name);
-    return out;
+    const entry = this.reported.get(name);
+    if (!entry) return [];
+    this.reported.delete(name);
+    this.charge(entry.namedBy, -bytesOf(name));
+    for (const [region, uid] of entry.regions) this.charge(uid, -bytesOf(region));
+    return [...entry.regions.keys()].sort();
   }
 }

@@ -24,10 +24,12 @@ export interface ServiceOptions {
  */
 export class GeopmService {
   readonly handlers: MethodTable;
+  readonly log: Log;
   private readonly sessions: SessionManager;
   private readonly topoCache: string;
 
   constructor({ runDir, pio, access, batch, log, pollMs = 500 }: ServiceOptions) {
+    this.log = log;
     const callers = new CallerAccess(access, { signals: pio.signalNames(), controls: pio.controlNames() });
     this.sessions = new SessionManager({
       runDir,

@@ -1,11 +1,12 @@
-import { errorMessage, InvalidArgumentError } from '../platform/errors.js';
+import { errorMessage, InvalidArgumentError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { isSameProcess, processIdentity } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
-import type { Caller } from './caller-access.js';
+import { type Caller, isCallerProcessAlive } from './caller-access.js';
 import { NoSessionError } from './errors.js';
+import { LIMITS } from './limits.js';
 import { Mutex } from './mutex.js';
 import { checkProfileName, ProfileRegistry } from './profiles.js';
 import type { Log } from './secure-files.js';
@@ -28,8 +29,8 @@ export interface SessionManagerOptions {
   pio: PlatformIO;
   log: Log;
   batch?: BatchLauncher;
-  /** The access lists a new session gets. */
-  listsOf: (process: Caller) => AccessSet;
+  /** The access lists a new session gets (may wait on NSS, off the event loop). */
+  listsOf: (process: Caller) => Promise<AccessSet>;
   /** How often session owners are checked for liveness (GEOPM: 1 s). */
   pollMs: number;
 }
@@ -55,7 +56,9 @@ export class SessionManager {
     this.sessions = new SessionStore(options.runDir, options.log);
     this.writeMode = new WriteMode(options.runDir, options.pio, options.log, {
       has: (pid) => this.sessions.get(pid) !== undefined,
-      watch: (process) => this.openFor(process),
+      watch: async (process) => {
+        await this.openFor(process);
+      },
     });
     this.profiles = new ProfileRegistry(options.runDir, options.log);
     this.servers = new BatchServers(options.batch, this.sessions, this.mutex);
@@ -92,8 +95,9 @@ export class SessionManager {
   }
 
   /** PlatformOpenSession: opens a session or adds a reference to the caller's own. */
-  open(caller: Caller): Promise<void> {
-    return this.mutex.run(() => this.openOrReference(caller).then(() => undefined));
+  async open(caller: Caller): Promise<void> {
+    const lists = await this.listsForNewSession(caller);
+    await this.mutex.run(() => this.openOrReference(caller, lists));
   }
 
   /** PlatformCloseSession: drops one reference; the last one closes the session. */
@@ -103,11 +107,17 @@ export class SessionManager {
     );
   }
 
-  /** PlatformCloseSessionAdmin: closes the session of `pid` whatever its reference count. */
-  closeOf(pid: number, by: Caller): Promise<void> {
+  /**
+   * PlatformCloseSessionAdmin: closes the session of `pid` whatever its reference count.
+   * `authorize` runs first, told whether the session is the caller's own; it throws to refuse.
+   */
+  closeOf(pid: number, by: Caller, authorize: (own: boolean) => void): Promise<void> {
     return this.mutex.run(async () => {
-      if (!this.sessions.get(pid)) throw new NoSessionError(`No session is open for PID ${pid}`);
-      await this.closeCompletely(pid, `closed by admin pid ${by.pid}`);
+      const rec = this.sessions.get(pid);
+      // A session under the caller's pid that is not its own (the pid was reused) is another's.
+      authorize(pid === by.pid && (rec === undefined || belongsTo(rec, by)));
+      if (!rec) throw new NoSessionError(`No session is open for PID ${pid}`);
+      await this.closeCompletely(pid, `closed by pid ${by.pid}`);
     });
   }
 
@@ -201,10 +211,11 @@ export class SessionManager {
   }
 
   /** PlatformStartProfile: registers the caller (with a session reference) under `name`. */
-  startProfile(caller: Caller, name: string): Promise<void> {
+  async startProfile(caller: Caller, name: string): Promise<void> {
+    checkProfileName(name);
+    const lists = await this.listsForNewSession(caller);
     return this.mutex.run(async () => {
-      checkProfileName(name);
-      const rec = await this.openOrReference(caller);
+      const rec = await this.openOrReference(caller, lists);
       if (rec.profile_name !== undefined && rec.profile_name !== name) {
         throw new InvalidArgumentError(
           `PID ${caller.pid} is already profiled as "${shown(rec.profile_name)}"`,
@@ -221,7 +232,7 @@ export class SessionManager {
     return this.withSession(caller, 'PlatformStopProfile', async (rec) => {
       if (rec.profile_name === undefined)
         throw new InvalidArgumentError(`PID ${caller.pid} has no profile started`);
-      this.profiles.stop(rec.profile_name, caller.pid, regions);
+      this.profiles.stop(rec.profile_name, caller.pid, caller.uid, regions);
       delete rec.profile_name;
       await this.dropReference(rec, 'profile stopped');
     });
@@ -242,7 +253,10 @@ export class SessionManager {
     return this.mutex.run(async () => fn(await this.liveSession(caller, method)));
   }
 
-  /** In the critical section: the caller's session, closed if its pid now names another process. */
+  /**
+   * In the critical section: the caller's session, and its process still running (checked
+   * here, not only by the poller, so no state change is made for a process that is gone).
+   */
   private async liveSession(caller: Caller, method: string): Promise<SessionRecord> {
     const rec = this.sessions.get(caller.pid);
     if (!rec) {
@@ -250,13 +264,21 @@ export class SessionManager {
         `Operation '${method}' not allowed without an open session. Client PID: ${caller.pid}`,
       );
     }
-    if (!belongsTo(rec, caller)) {
-      await this.closeCompletely(caller.pid, 'identifying properties changed');
-      throw new NoSessionError(
-        `Session of PID ${caller.pid} was opened by another process (start time, uid or gid differ); it has been closed`,
-      );
+    if (belongsTo(rec, caller) && isCallerProcessAlive(caller)) return rec;
+    if (!isSameProcess(identityOf(rec))) {
+      await this.closeCompletely(caller.pid, 'process exited or pid reused');
+      throw new NoSessionError(`Session of PID ${caller.pid} was closed: its process has exited`);
     }
-    return rec;
+    // The session's process lives on: the caller is a connection whose own process is gone.
+    throw new NoSessionError(
+      `Session of PID ${caller.pid} belongs to another process than the one that opened this connection`,
+    );
+  }
+
+  /** Lists for a session the caller does not have yet, looked up before the lock is taken. */
+  private async listsForNewSession(caller: Caller): Promise<AccessSet | undefined> {
+    const rec = this.sessions.get(caller.pid);
+    return rec && belongsTo(rec, caller) ? undefined : this.options.listsOf(caller);
   }
 
   private allowedOf(rec: SessionRecord): AllowedNames {
@@ -274,25 +296,45 @@ export class SessionManager {
     }
   }
 
-  /** Opens a session for a process (the caller, or a session leader to watch). */
-  private openFor(process: Caller): SessionRecord {
+  /**
+   * Opens a session for a process (the caller, or a session leader to watch), if the pid still
+   * names that process (same start time and uid) and its user is under the session cap.
+   */
+  private async openFor(process: Caller, lists?: AccessSet): Promise<SessionRecord> {
     const ident = processIdentity(process.pid);
-    if (!ident) throw new NoSessionError(`Process ${process.pid} does not exist`);
-    const rec = newSessionRecord(ident, this.options.listsOf(process));
+    if (!ident || ident.startTicks !== process.startTicks || ident.uid !== process.uid) {
+      throw new NoSessionError(
+        `Process ${process.pid} that opened this connection has exited; a session needs a live process`,
+      );
+    }
+    const ofUser = this.sessions.all().filter((r) => r.client_uid === ident.uid).length;
+    if (ofUser >= LIMITS.sessionsPerUser) {
+      throw new PermissionError(
+        `uid ${ident.uid} already has ${ofUser} sessions open, the cap per user (${LIMITS.sessionsPerUser})`,
+      );
+    }
+    const rec = newSessionRecord(ident, lists ?? (await this.options.listsOf(process)));
     this.sessions.put(rec);
     this.log(`session opened for pid ${process.pid} (uid ${ident.uid})`);
     return rec;
   }
 
-  private async openOrReference(caller: Caller): Promise<SessionRecord> {
+  private async openOrReference(caller: Caller, lists: AccessSet | undefined): Promise<SessionRecord> {
     const rec = this.sessions.get(caller.pid);
     if (rec && belongsTo(rec, caller)) {
       rec.reference_count = (rec.reference_count ?? 1) + 1;
       this.sessions.put(rec);
       return rec;
     }
-    if (rec) await this.closeCompletely(caller.pid, 'pid now belongs to another process');
-    return this.openFor(caller);
+    if (rec) {
+      if (isSameProcess(identityOf(rec))) {
+        throw new NoSessionError(
+          `PID ${caller.pid} now names another process than the one that opened this connection`,
+        );
+      }
+      await this.closeCompletely(caller.pid, 'pid now belongs to another process');
+    }
+    return this.openFor(caller, lists);
   }
 
   private async dropReference(rec: SessionRecord, reason: string): Promise<void> {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { isSameProcess, type ProcessIdentity, startTimeSeconds } from '../platform/process.js';
+import { type ProcessIdentity, startTimeSeconds } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { Caller } from './caller-access.js';
 import type { ProfileRegistry } from './profiles.js';
 import type { Log } from './secure-files.js';
-import { identityOf, type SessionRecord, type SessionStore } from './sessions.js';
+import type { SessionRecord, SessionStore } from './sessions.js';
 
 /** A new session record (one reference) for a process and the access lists it gets. */
 export function newSessionRecord(process: ProcessIdentity, lists: AccessSet): SessionRecord {
@@ -20,9 +20,13 @@ export function newSessionRecord(process: ProcessIdentity, lists: AccessSet): Se
   };
 }
 
-/** Whether `rec` is still the session of `caller`: same uid, and the pid names the same process. */
+/**
+ * Whether `rec` is the session of `caller`'s process: same uid and start time (both pinned when
+ * the caller's connection first called, so nothing is read). Whether that process still runs is
+ * the liveness poller's question, and asked again before state changes.
+ */
 export function belongsTo(rec: SessionRecord, caller: Caller): boolean {
-  return rec.client_uid === caller.uid && isSameProcess(identityOf(rec));
+  return rec.client_uid === caller.uid && rec.start_ticks === caller.startTicks;
 }
 
 /**

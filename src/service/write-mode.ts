@@ -8,7 +8,7 @@ import type { Log } from './secure-files.js';
 export interface WatchedSessions {
   has(pid: number): boolean;
   /** Opens a session for a process that did not ask for one, so that its exit is noticed. */
-  watch(process: ProcessIdentity): void;
+  watch(process: ProcessIdentity): Promise<void>;
 }
 
 /**
@@ -47,7 +47,7 @@ export class WriteMode {
     const taken = await this.lock.acquire(leader ? leader.pid : caller.pid, caller.pid);
     if (!taken || !leader || this.sessions.has(leader.pid)) return;
     try {
-      this.sessions.watch(leader);
+      await this.sessions.watch(leader);
     } catch (err) {
       // The leader exited meanwhile: nobody would watch it, so write mode ends right away.
       await this.lock.release(`session leader ${leader.pid} is gone`);

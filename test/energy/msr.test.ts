@@ -97,6 +97,15 @@ test('encoding refuses values a field cannot hold', () => {
     /PL1: 5000 is outside what the 15-bit field holds \(0\.\.4095\.875\); nothing written/,
   );
   assert.throws(() => encodeField(-1, pl1, 'PL1'), /outside/);
+  // 1e308 / 0.125 overflows to Infinity: still a range refusal, not a JavaScript BigInt error.
+  assert.throws(
+    () => encodeField(1e308, pl1, 'PL1'),
+    (err: Error) => {
+      assert.equal(err.name, 'InvalidArgumentError');
+      assert.match(err.message, /PL1: 1e\+308 is outside what the 15-bit field holds/);
+      return true;
+    },
+  );
   const tw: FieldCodec = { beginBit: 17, endBit: 23, fn: '7_bit_float', scale: 2 ** -10 };
   assert.equal(decodeField(encodeField(1, tw, 'TW'), tw), 1);
   assert.throws(() => encodeField(0, tw, 'TW'), /above 0/);

@@ -43,6 +43,8 @@ export interface StepResult {
   value?: unknown;
   name?: string;
   message?: string;
+  /** How long the call took, as the client timed it. */
+  ms?: number;
 }
 
 export interface ClientOptions {
@@ -182,13 +184,22 @@ export class ServiceHarness {
       .map((l) => JSON.parse(l) as StepResult);
   }
 
+  /**
+   * Starts a client process through `steps` and returns it at once (stdout and stderr piped),
+   * for tests that act on it while it runs; killed at the end of the file if still running.
+   */
+  startClient(steps: unknown[], opts: ClientOptions = {}): ChildProcess {
+    const { cmd, args } = this.clientCommand(steps, opts);
+    const proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.held.push(proc);
+    return proc;
+  }
+
   /** Starts a client that runs `steps`, then waits (connection open) until released or killed. */
   async heldClient(steps: unknown[], opts: ClientOptions = {}): Promise<HeldClient> {
-    const { cmd, args } = this.clientCommand([...steps, { hold: true }], opts);
-    const proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = this.startClient([...steps, { hold: true }], opts);
     // Releasing a client that already died (a kill test) closes a broken pipe: not an error.
     proc.stdin!.on('error', () => {});
-    this.held.push(proc);
     const results: StepResult[] = [];
     let out = '';
     let err = '';
@@ -217,12 +228,12 @@ export class ServiceHarness {
   }
 }
 
-/** Polls `check` every 50 ms until it returns true or `ms` pass; returns the last outcome. */
-export async function waitFor(check: () => boolean, ms = 10_000): Promise<boolean> {
+/** Polls `check` every `everyMs` until it returns true or `ms` pass; returns the last outcome. */
+export async function waitFor(check: () => boolean, ms = 10_000, everyMs = 50): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
   return check();
 }

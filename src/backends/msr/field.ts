@@ -69,7 +69,7 @@ export function encodeField(value: number, c: FieldCodec, what: string): bigint 
   switch (c.fn) {
     case 'scale':
     case 'overflow':
-      bits = BigInt(Math.round(value / c.scale));
+      bits = wholeBits(Math.round(value / c.scale));
       break;
     case 'logic':
       if (!Number.isInteger(value))
@@ -79,7 +79,7 @@ export function encodeField(value: number, c: FieldCodec, what: string): bigint 
     case 'log_half':
       if (value <= 0)
         throw new InvalidArgumentError(`${what}: expected a value above 0, got ${value}; nothing written`);
-      bits = BigInt(Math.round(-Math.log2(value / c.scale)));
+      bits = wholeBits(Math.round(-Math.log2(value / c.scale)));
       break;
     case '7_bit_float':
       bits = nearestSevenBitFloat(value / c.scale, what);
@@ -93,6 +93,11 @@ export function encodeField(value: number, c: FieldCodec, what: string): bigint 
     );
   }
   return bits;
+}
+
+/** A rounded field value as bits; one that overflowed to ±Infinity is out of range (-1). */
+function wholeBits(rounded: number): bigint {
+  return Number.isFinite(rounded) ? BigInt(rounded) : -1n;
 }
 
 function nearestSevenBitFloat(target: number, what: string): bigint {

@@ -363,16 +363,25 @@ export function decodeBody(buf: Buffer, signature: string, le: boolean, base: nu
   return parseTypes(signature).map((n) => r.value(n));
 }
 
-/** Total size of the message at the start of `buf` once its fixed header is there, else 0. */
-export function frameSize(buf: Buffer): number {
-  if (buf.length < 16) return 0;
+/** Bytes of the fixed part of a message header (endianness … fields array length). */
+export const FIXED_HEADER_SIZE = 16;
+
+/** Sizes of the message at the start of `buf` once its fixed header is there, else undefined. */
+export function frameSizes(buf: Buffer): { headerSize: number; total: number } | undefined {
+  if (buf.length < FIXED_HEADER_SIZE) return undefined;
   const le = buf[0] === 0x6c;
   if (!le && buf[0] !== 0x42) throw new RangeError('bad D-Bus endianness byte');
   const bodyLen = le ? buf.readUInt32LE(4) : buf.readUInt32BE(4);
   const fieldsLen = le ? buf.readUInt32LE(12) : buf.readUInt32BE(12);
-  const total = 16 + Math.ceil(fieldsLen / 8) * 8 + bodyLen;
+  const headerSize = FIXED_HEADER_SIZE + Math.ceil(fieldsLen / 8) * 8;
+  const total = headerSize + bodyLen;
   if (total > MAX_MESSAGE_SIZE) throw new RangeError('D-Bus message larger than 128 MiB');
-  return total;
+  return { headerSize, total };
+}
+
+/** Total size of the message at the start of `buf` once its fixed header is there, else 0. */
+export function frameSize(buf: Buffer): number {
+  return frameSizes(buf)?.total ?? 0;
 }
 
 export interface DecodedMessage extends Message {
@@ -380,30 +389,68 @@ export interface DecodedMessage extends Message {
   bodyError?: string;
 }
 
-/** Decodes one complete message (as framed by frameSize). Header errors throw. */
-export function decodeMessage(buf: Buffer): DecodedMessage {
+/** A message whose header is decoded and whose body is not (yet): enough to route or refuse it. */
+export interface MessageHeader extends DecodedMessage {
+  /** Length of the body in bytes, as the fixed header states it. */
+  bodyLength: number;
+  /** Offset of the body from the start of the message. */
+  bodyStart: number;
+  littleEndian: boolean;
+}
+
+/**
+ * Decodes the header of the message at the start of `buf`, which must hold at least the whole
+ * header (frameSizes().headerSize bytes); the body stays undecoded. Header errors throw.
+ */
+export function decodeHeader(buf: Buffer): MessageHeader {
   const le = buf[0] === 0x6c;
   const head = new Reader(buf, le, 0);
   head.pos = 1;
   const type = head.fixed('y') as number;
   const flags = head.fixed('y') as number;
   head.fixed('y'); // protocol version
-  const bodyLen = head.fixed('u') as number;
+  const bodyLength = head.fixed('u') as number;
   const serial = head.fixed('u') as number;
   const fields = head.value(HEADER_FIELDS_TYPE) as [number, [string, WireValue]][];
   head.align(8);
-  const msg: DecodedMessage = { type, flags, serial, body: [] };
+  const msg: MessageHeader = {
+    type,
+    flags,
+    serial,
+    body: [],
+    bodyLength,
+    bodyStart: head.pos,
+    littleEndian: le,
+  };
   for (const [code, [, value]] of fields) {
     const field = HEADER_FIELDS.find((f) => f[1] === code);
     if (field) (msg as unknown as Record<string, unknown>)[field[0]] = value;
   }
-  const bodyStart = head.pos;
-  if (msg.signature && bodyLen > 0) {
+  return msg;
+}
+
+/**
+ * Decodes the body of a message whose header is `header`; `buf` holds the whole message. A body
+ * that does not match its signature is reported in `bodyError`, not thrown.
+ */
+export function decodeBodyOf(header: MessageHeader, buf: Buffer): DecodedMessage {
+  const { bodyLength, bodyStart, littleEndian, ...msg } = header;
+  if (msg.signature && bodyLength > 0) {
     try {
-      msg.body = decodeBody(buf.subarray(bodyStart, bodyStart + bodyLen), msg.signature, le, bodyStart);
+      msg.body = decodeBody(
+        buf.subarray(bodyStart, bodyStart + bodyLength),
+        msg.signature,
+        littleEndian,
+        bodyStart,
+      );
     } catch (err) {
       msg.bodyError = err instanceof Error ? err.message : String(err);
     }
   }
   return msg;
+}
+
+/** Decodes one complete message (as framed by frameSize). Header errors throw. */
+export function decodeMessage(buf: Buffer): DecodedMessage {
+  return decodeBodyOf(decodeHeader(buf), buf);
 }

@@ -137,8 +137,13 @@ export class AccessLists {
   getUserAccess(userName: string, catalog: Catalog): AccessSet {
     const user = userByName(userName);
     if (!user) throw new InvalidArgumentError(`Specified user '${userName}' does not exist.`);
+    return this.getGroupsAccess(groupNamesOf(user), catalog);
+  }
+
+  /** The default lists plus those of `groups` (names NSS gave), filtered to `catalog`, sorted. */
+  getGroupsAccess(groups: readonly string[], catalog: Catalog): AccessSet {
     const raw = [this.readRaw(DEFAULT_ACCESS_DIR)];
-    for (const group of groupNamesOf(user)) {
+    for (const group of groups) {
       // A group whose name could not be a list directory can have no list: nothing to read.
       if (groupNameProblem(group) === undefined) raw.push(this.readRaw(group));
     }

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
+import { encodeBody } from '../../src/ipc/dbus/wire.js';
+import { LIMITS } from '../../src/service/limits.js';
+import { ensureUser } from '../helpers/users.js';
+import { ServiceHarness } from './harness.js';
+
+// What a client sends costs the daemon in proportion to the documented caps, never to the size
+// of the request: floods are refused with InvalidArgument naming the cap, big bodies are
+// refused before they are decoded, and nothing a client sends stays in memory past the caps.
+
+const h = new ServiceHarness();
+await h.setup();
+await h.startDaemon();
+const user = ensureUser('jgsvc_bounded');
+
+/** Resident memory of the daemon in MB. */
+function daemonRssMb(): number {
+  const status = readFileSync(`/proc/${h.daemon!.pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s*(\d+) kB/m.exec(status)![1]) / 1024;
+}
+
+const INVALID = ERROR_NAMES.InvalidArgument;
+
+/** Runs `rounds` StartProfile/StopProfile pairs of `count` unique names of `bytes` each. */
+async function regionFlood(tag: string, rounds: number, count: number, bytes: number) {
+  const steps = [];
+  for (let round = 0; round < rounds; round++) {
+    steps.push(
+      { call: 'platformStartProfile', args: [`${tag}-${round}`] },
+      { call: 'platformStopProfile', args: [{ $names: [`${tag}${round}-`, count, bytes] }] },
+    );
+  }
+  const results = await h.client(steps, { user });
+  return results.filter((_, i) => i % 2 === 1);
+}
+
+test('floods of unique region names are refused past the caps; daemon memory stays bounded', async () => {
+  // Warm up the code paths the flood uses, so their first-use cost is not counted.
+  await regionFlood('warm', 1, 1, 8);
+  const before = daemonRssMb();
+  // The issue's flood: 1000 unique 4 KiB names per call (4 MB), refused from the header.
+  const big = await regionFlood('big', 30, 1000, 4096);
+  for (const r of big) {
+    assert.equal(r.name, INVALID);
+    assert.match(r.message!, /PlatformStopProfile: a body of \d+ bytes is over this method's cap/);
+  }
+  // The most one call may carry (1024 names of 1 KiB): kept until the uid's 4 MiB are used.
+  const capped = await regionFlood('capped', 30, LIMITS.regionsPerCall, LIMITS.regionNameBytes);
+  const accepted = capped.filter((r) => r.ok).length;
+  assert.equal(accepted, 3, JSON.stringify(capped.map((r) => r.message ?? 'ok')));
+  for (const r of capped.slice(accepted)) {
+    assert.equal(r.name, INVALID);
+    assert.match(r.message!, new RegExp(`over the cap of ${LIMITS.regionBytesPerUser} bytes per user`));
+  }
+  const after = daemonRssMb();
+  const sentMiB = (30 * 1000 * 4096 + 30 * LIMITS.regionsPerCall * LIMITS.regionNameBytes) / 2 ** 20;
+  console.log(
+    `region-name floods (${sentMiB.toFixed(0)} MiB of names sent): daemon RSS ${before.toFixed(1)} MB before, ` +
+      `${after.toFixed(1)} MB after (+${(after - before).toFixed(1)} MB)`,
+  );
+  assert.ok(after - before < 40, `RSS grew ${(after - before).toFixed(1)} MB`);
+
+  // An administrator collecting the names frees the user's room again.
+  const [pids, popped] = await h.client([
+    { call: 'platformGetProfilePids', args: ['capped-0'] },
+    { call: 'platformPopProfileRegionNames', args: ['capped-0'], quiet: true },
+  ]);
+  assert.equal(pids!.ok, true, pids!.message);
+  assert.equal(popped!.ok, true, popped!.message);
+  const [again] = await regionFlood('again', 1, LIMITS.regionsPerCall, LIMITS.regionNameBytes);
+  assert.equal(again!.ok, true, again!.message);
+});
+
+test('one call carries at most the capped number of names, each of capped length', async () => {
+  const [tooMany, tooLong, , tooManyRegions, tooLongRegion] = await h.client(
+    [
+      { call: 'platformGetSignalInfo', args: [{ $fill: ['TIME', LIMITS.namesPerCall + 1] }] },
+      { call: 'platformGetSignalInfo', args: [[{ $repeat: ['T', LIMITS.nameBytes + 1] }]] },
+      { call: 'platformStartProfile', args: ['caps'] },
+      { call: 'platformStopProfile', args: [{ $names: ['m-', LIMITS.regionsPerCall + 1, 8] }] },
+      { call: 'platformStopProfile', args: [[{ $repeat: ['r', LIMITS.regionNameBytes + 1] }]] },
+    ],
+    { user },
+  );
+  assert.equal(tooMany!.name, INVALID);
+  assert.match(
+    tooMany!.message!,
+    new RegExp(`signal_names'?: ${LIMITS.namesPerCall + 1} names, over the cap of ${LIMITS.namesPerCall}`),
+  );
+  assert.equal(tooLong!.name, INVALID);
+  assert.match(tooLong!.message!, /a string of 256 bytes, over the cap of 255 bytes/);
+  assert.equal(tooManyRegions!.name, INVALID);
+  assert.match(tooManyRegions!.message!, /1025 region names, over the cap of 1024/);
+  assert.equal(tooLongRegion!.name, INVALID);
+  assert.match(tooLongRegion!.message!, /a string of 1025 bytes, over the cap of 1024 bytes/);
+});
+
+test('a 30 MiB body with the wrong signature is refused unread: other clients barely wait', async () => {
+  const rssBefore = daemonRssMb();
+  const pinger = h.client([{ pingFor: 4000 }]);
+  const [big] = await h.client(
+    [
+      { sleep: 1000 },
+      // PlatformReadSignal takes (sii); this is one 30 MiB string.
+      {
+        raw: { member: 'PlatformReadSignal', signature: 's', body: [{ $repeat: ['x', 30 * 2 ** 20] }] },
+        timed: true,
+      },
+    ],
+    { user },
+  );
+  const [pings] = await pinger;
+  const { count, maxMs, p50Ms } = pings!.value as { count: number; maxMs: number; p50Ms: number };
+  const rssAfter = daemonRssMb();
+  console.log(
+    `30 MiB wrong-signature body: refused in ${big!.ms!.toFixed(0)} ms (client send included); ` +
+      `${count} pings meanwhile, p50 ${p50Ms.toFixed(2)} ms, max ${maxMs.toFixed(1)} ms; ` +
+      `daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
+  );
+  assert.equal(big!.name, INVALID);
+  assert.match(big!.message!, /PlatformReadSignal expects signature 'sii', got 's'/);
+  assert.ok(maxMs < 500, `a Ping waited ${maxMs.toFixed(0)} ms`);
+  assert.ok(rssAfter - rssBefore < 40, `RSS grew ${(rssAfter - rssBefore).toFixed(1)} MB`);
+});
+
+test('PlatformGetSignalInfo with 2 M names is refused from its header, quickly', async () => {
+  const names = new Array(2_000_000).fill('X');
+  const t0 = performance.now();
+  const body = encodeBody('as', [names]);
+  const encodeMs = performance.now() - t0;
+  const rssBefore = daemonRssMb();
+  const pinger = h.client([{ pingFor: 4000 }]);
+  const [huge, after] = await h.client(
+    [
+      { sleep: 1000 },
+      { call: 'platformGetSignalInfo', args: [{ $fill: ['X', names.length] }], timed: true },
+      { call: 'platformGetSignalInfo', args: [['TIME']], quiet: true },
+    ],
+    { user },
+  );
+  const [pings] = await pinger;
+  const { maxMs } = pings!.value as { maxMs: number };
+  const rssAfter = daemonRssMb();
+  console.log(
+    `PlatformGetSignalInfo with 2 M names (${(body.length / 2 ** 20).toFixed(1)} MiB body): refused in ` +
+      `${huge!.ms!.toFixed(0)} ms at the client, of which encoding it takes about ${encodeMs.toFixed(0)} ms; ` +
+      `Ping max meanwhile ${maxMs.toFixed(1)} ms; daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
+  );
+  assert.equal(huge!.name, INVALID);
+  assert.match(
+    huge!.message!,
+    /PlatformGetSignalInfo: a body of \d+ bytes is over this method's cap of \d+ bytes/,
+  );
+  assert.ok(maxMs < 500, `a Ping waited ${maxMs.toFixed(0)} ms`);
+  assert.ok(rssAfter - rssBefore < 40, `RSS grew ${(rssAfter - rssBefore).toFixed(1)} MB`);
+  assert.equal(after!.ok, true, after!.message);
+});
+
+test('standard interfaces refuse arguments with InvalidArgs, as sd-bus does', async () => {
+  const results = await h.client(
+    [
+      { raw: { interface: 'org.freedesktop.DBus.Peer', member: 'Ping', signature: 's', body: ['x'] } },
+      { raw: { interface: 'org.freedesktop.DBus.Peer', member: 'GetMachineId', signature: 'i', body: [1] } },
+      {
+        raw: {
+          interface: 'org.freedesktop.DBus.Introspectable',
+          member: 'Introspect',
+          signature: 's',
+          body: ['x'],
+        },
+      },
+      { raw: { interface: 'org.freedesktop.DBus.Peer', member: 'Ping' } },
+    ],
+    { user },
+  );
+  const [ping, machine, introspect, plain] = results;
+  for (const r of [ping, machine, introspect])
+    assert.equal(r!.name, 'org.freedesktop.DBus.Error.InvalidArgs');
+  assert.equal(
+    ping!.message,
+    "Invalid arguments 's' to call org.freedesktop.DBus.Peer.Ping(), expecting ''.",
+  );
+  assert.equal(plain!.ok, true);
+});

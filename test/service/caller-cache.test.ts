@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { loadPlatform } from '../../src/backends/load.js';
+import { loadPlugins } from '../../src/backends/plugins.js';
+import { DBusConnection } from '../../src/ipc/dbus/connection.js';
+import { GeopmClient } from '../../src/ipc/geopm-client.js';
+import { AccessLists } from '../../src/service/access/index.js';
+import { Dispatcher } from '../../src/service/dispatcher.js';
+import { GeopmService } from '../../src/service/service.js';
+import { spyOnFs } from '../helpers/fs-spy.js';
+import { tempDir } from '../helpers/tmp.js';
+import { INITIAL_CONTROLS, ServiceHarness, waitFor } from './harness.js';
+
+// The daemon looks each connection's caller up once, keeps it while the connection lives and
+// forgets it when the bus announces the connection gone; calls on a known connection read
+// nothing from /proc. The service runs in this process (so its cache can be watched) on a
+// private bus, with real client connections.
+
+const h = new ServiceHarness();
+await h.setup();
+const dir = tempDir('jg-cache-');
+const runDir = join(dir, 'run');
+mkdirSync(runDir, { mode: 0o711 });
+for (const [file, value] of Object.entries(INITIAL_CONTROLS))
+  writeFileSync(join(h.controlDir, file), `${value}\n`);
+process.env.JOULEGATE_TEST_CONTROL_DIR = h.controlDir;
+process.env.JOULEGATE_SYSROOT = h.sysroot;
+const plugins = await loadPlugins([h.pluginDir], () => {});
+const pio = await loadPlatform({ extra: plugins.backends });
+const service = new GeopmService({
+  runDir,
+  pio,
+  access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
+  log: () => {},
+});
+await service.start();
+const daemon = await DBusConnection.connect(h.bus.address);
+const dispatcher = new Dispatcher(daemon, service);
+const BUS_NAME = 'io.github.geopm.cachetest';
+await daemon.requestName(BUS_NAME);
+after(async () => {
+  await service.shutdown();
+  daemon.close();
+});
+
+const connect = () => GeopmClient.connect({ address: h.bus.address, busName: BUS_NAME });
+
+test('each connection is looked up once and forgotten when it disconnects', async () => {
+  const before = dispatcher.cachedCallers;
+  const clients = await Promise.all(Array.from({ length: 50 }, connect));
+  await Promise.all(clients.map((c) => c.topoGetCache()));
+  await Promise.all(clients.map((c) => c.platformGetAllAccess()));
+  assert.equal(dispatcher.cachedCallers, before + 50);
+  for (const c of clients) c.close();
+  assert.ok(
+    await waitFor(() => dispatcher.cachedCallers === before, 5000),
+    `${dispatcher.cachedCallers} callers still cached after their connections closed`,
+  );
+});
+
+test('reads on a connection whose caller is known read nothing from /proc', async () => {
+  const client = await connect();
+  await client.platformOpenSession();
+  const reads = await spyOnFs('readFileSync', async () => {
+    for (let i = 0; i < 100; i++) await client.platformReadSignal('FILECTL::COUNTER', 0, 0);
+  });
+  await client.platformCloseSession();
+  client.close();
+  assert.deepEqual(
+    reads.filter((path) => String(path).startsWith('/proc/')),
+    [],
+  );
+});

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, createWriteStream, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, test } from 'node:test';
+import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
+import { tempDir } from '../helpers/tmp.js';
+import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
+import { ServiceHarness } from './harness.js';
+
+// Admin rights belong to the process that opened a bus connection, not to whatever process
+// holds its pid now. A connection handed to a child outlives its creator; once a root process
+// reuses the creator's pid, the connection must not act with that root process's rights.
+
+const HANDOFF = new URL('./handoff-client.mjs', import.meta.url).pathname;
+
+const h = new ServiceHarness();
+await h.setup();
+await h.startDaemon();
+const user = ensureUser('jgsvc_handoff');
+
+const strayPids: number[] = [];
+after(() => {
+  for (const pid of strayPids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+});
+
+interface HandedOff {
+  creatorPid: number;
+  send(call: { member: string; signature?: string; body?: unknown[] }): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+/** Runs the creator as `as` (root when undefined); resolves once it has exited. */
+async function handOff(as: TestUser | undefined, firstCall: boolean): Promise<HandedOff> {
+  const dir = tempDir('jg-handoff-');
+  chmodSync(dir, 0o755);
+  const fifo = join(dir, 'calls');
+  execFileSync('mkfifo', ['-m', '0666', fifo]);
+  const envArgs = Object.entries({ ...h.env(), PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
+  const words = [
+    ...(as ? asUser(as) : []),
+    'env',
+    ...envArgs,
+    process.execPath,
+    HANDOFF,
+    'creator',
+    fifo,
+    ...(firstCall ? ['first-call'] : []),
+  ];
+  const creator = spawn(words[0]!, words.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => creator.on('exit', () => resolve()));
+  const lines = createInterface({ input: creator.stdout! })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  const { pid, child } = JSON.parse(first.value as string) as { pid: number; child: number };
+  strayPids.push(child);
+  await exited;
+  const calls = createWriteStream(fifo);
+  return {
+    creatorPid: pid,
+    // The child answers on the creator's stdout pipe, which it inherited.
+    send: async (call) => {
+      calls.write(`${JSON.stringify(call)}\n`);
+      return JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
+    },
+    close: () => calls.end(),
+  };
+}
+
+/**
+ * Starts a root process (with CAP_SYS_ADMIN) whose pid is `pid`: a shell loop sets the kernel's
+ * last-pid counter and forks at once, until its child gets that pid (other processes on the
+ * machine may take it first), then leaves that child (a sleep) running.
+ */
+async function rootProcessAt(pid: number): Promise<number> {
+  const script = `
+    for i in $(seq 3000); do
+      echo ${pid - 1} > /proc/sys/kernel/ns_last_pid
+      sleep 600 </dev/null >/dev/null 2>&1 &
+      if [ $! = ${pid} ]; then echo found; exit 0; fi
+      kill $!
+    done
+    echo missed`;
+  const steer = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  steer.stdout!.on('data', (d) => {
+    out += d;
+  });
+  await new Promise((resolve) => steer.on('close', resolve));
+  if (!out.includes('found'))
+    throw new Error(`no process could be started at pid ${pid} (others took it first)`);
+  strayPids.push(pid);
+  return pid;
+}
+
+const allLists = ['', ['FILECTL::COUNTER', 'FILECTL::LIMIT'], ['FILECTL::LIMIT']];
+const defaultSignals = join(h.configDir, '0.DEFAULT_ACCESS', 'allowed_signals');
+
+for (const firstCall of [true, false]) {
+  const when = firstCall ? 'looked up while its creator lived' : 'first used after the pid was reused';
+  test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, async () => {
+    const conn = await handOff(user, firstCall);
+    try {
+      await rootProcessAt(conn.creatorPid);
+      for (const call of [
+        { member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists },
+        { member: 'PlatformLockControl' },
+        { member: 'PlatformGetGroupAccess', signature: 's', body: ['0.LOG_REQUEST'] },
+      ]) {
+        const r = await conn.send(call);
+        assert.equal(r.name, ERROR_NAMES.PermissionDenied, `${call.member}: ${JSON.stringify(r)}`);
+      }
+      // Nor does it get a session in the root process's name.
+      const opened = await conn.send({ member: 'PlatformOpenSession' });
+      assert.equal(opened.name, ERROR_NAMES.NoSession, JSON.stringify(opened));
+      assert.equal(existsSync(join(h.runDir, `session-${conn.creatorPid}.json`)), false);
+      assert.equal(existsSync(defaultSignals), false, 'the default access list was written');
+      assert.equal(existsSync(join(h.runDir, 'CONTROL_ADMIN_LOCK')), false);
+      // Calls that need no identity still work on the connection.
+      assert.equal((await conn.send({ member: 'PlatformGetAllAccess' })).ok, true);
+    } finally {
+      conn.close();
+    }
+  });
+}
+
+test('a root connection handed off keeps no admin rights once its creator exited', async () => {
+  const conn = await handOff(undefined, true);
+  try {
+    await rootProcessAt(conn.creatorPid);
+    const r = await conn.send({ member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists });
+    assert.equal(r.name, ERROR_NAMES.PermissionDenied, JSON.stringify(r));
+    assert.equal(existsSync(defaultSignals), false);
+  } finally {
+    conn.close();
+  }
+});
+
+test("an admin's connection keeps its rights while its creator lives", async () => {
+  const [set] = await h.client([{ call: 'platformSetGroupAccess', args: allLists }]);
+  assert.equal(set!.ok, true, set!.message);
+  assert.equal(existsSync(defaultSignals), true);
+});
