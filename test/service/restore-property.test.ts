@@ -16,6 +16,13 @@ import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { INITIAL_CONTROLS, ServiceHarness, type StepResult, waitFor } from './harness.js';
 
+/** One step of test/service/client-script.mjs. */
+type ClientStep =
+  | { pid: boolean }
+  | { call: string; args?: (string | number)[] }
+  | { together: { call: string; args?: (string | number)[] }[] }
+  | { sleep: number };
+
 // The restore guarantee as a property: whatever order sessions are opened and closed, controls
 // written and restored, and their processes exit or are killed, once every writer is gone no
 // control differs from its saved value and write mode is free.
@@ -236,7 +243,7 @@ test(`over D-Bus: ${PROCESS_RUNS} runs of client processes killed (SIGKILL) or e
     call: 'platformWriteControl',
     args: ['FILECTL::LIMIT', 1, 0, 1 + Math.floor(rnd() * 99)],
   });
-  const stepChoices = [
+  const stepChoices: (() => ClientStep)[] = [
     () => ({ call: 'platformOpenSession' }),
     () => ({ call: 'platformCloseSession' }),
     write,
@@ -249,9 +256,12 @@ test(`over D-Bus: ${PROCESS_RUNS} runs of client processes killed (SIGKILL) or e
   let killed = 0;
   for (let run = 0; run < PROCESS_RUNS; run++) {
     const runs = Array.from({ length: 1 + Math.floor(rnd() * 3) }, async () => {
-      const steps = [{ pid: true }, { call: 'platformOpenSession' }];
+      const steps: ClientStep[] = [{ pid: true }, { call: 'platformOpenSession' }];
       for (let i = 0; i < 2 + Math.floor(rnd() * 6); i++) steps.push(pick(stepChoices)());
       const killAfterMs = rnd() < 0.7 ? Math.floor(rnd() * 120) : undefined;
+      // A client picked for a kill lingers at the end, so the kill lands (mid-steps or after
+      // them) instead of missing a client that already finished.
+      if (killAfterMs !== undefined) steps.push({ sleep: 400 });
       const proc = h.startClient(steps, {
         user,
         ...(rnd() < 0.3 ? { leaderShell: true } : { setsid: true }),
