@@ -50,9 +50,9 @@ interface Outcome {
 }
 
 /** Runs another joulegated on the same run dir until it is ready or has exited. */
-function anotherDaemon(): Promise<Outcome> {
+function anotherDaemon(env: Record<string, string> = {}): Promise<Outcome> {
   const proc = spawn(process.execPath, [DAEMON], {
-    env: { ...process.env, ...h.env() },
+    env: { ...process.env, ...h.env(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -122,6 +122,17 @@ test('a second daemon on the same run dir exits with one line and touches nothin
     assert.equal(h.daemon!.exitCode, null);
   } finally {
     await held.release();
+  }
+});
+
+test('an invalid batch setting stops the daemon at start with one line naming it', async () => {
+  for (const [name, value, wanted] of [
+    ['JOULEGATE_BATCH_MAX_PER_USER', '0', 'an integer >= 1'],
+    ['JOULEGATE_BATCH_IDLE_TIMEOUT', 'soon', 'a number of seconds >= 0.1'],
+  ] as const) {
+    const outcome = await anotherDaemon({ [name]: value });
+    assert.equal(outcome.code, 1);
+    assert.equal(outcome.stderr, `joulegated: ${name} must be ${wanted}, not "${value}"\n`);
   }
 });
 
