@@ -13,6 +13,7 @@ import {
 import { AttributionTotals, microjoulesToJoules } from '../../src/monitor/attribution/totals.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { InvalidArgumentError } from '../../src/platform/errors.js';
+import { seededRandom as rng } from '../helpers/random.js';
 
 const PKG0: DeviceRef = { kind: 'package', domain: DomainType.Package, index: 0 };
 
@@ -39,18 +40,6 @@ function conserved(s: MeasuredShares): boolean {
   for (const p of parts) assert.ok(Number.isSafeInteger(p) && p >= 0, `part ${p} is not whole µJ ≥ 0`);
   for (const c of s.consumers) assert.equal(c.uj, c.dynamicUj + c.idleUj);
   return parts.reduce((a, b) => a + b, 0) === s.measuredUj;
-}
-
-/** Deterministic generator (mulberry32) so a failing case can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('attribution engine: edge cases', () => {

@@ -3,6 +3,7 @@ import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { inSignature, METHOD_NAMES } from '../../src/ipc/dbus/interface.js';
+import { seededRandom as prng } from '../helpers/random.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';
@@ -11,18 +12,6 @@ const h = new ServiceHarness();
 await h.setup();
 await h.startDaemon();
 const user = ensureUser('jgsvc_fuzz');
-
-/** Small deterministic PRNG (mulberry32) so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Step = {
   raw: { member: string; signature?: string; body?: unknown[]; interface?: string; path?: string };

@@ -12,6 +12,7 @@ import { AccessLists } from '../../src/service/access/index.js';
 import type { Caller } from '../../src/service/caller-access.js';
 import { NoSessionError, WriteLockedError } from '../../src/service/errors.js';
 import { GeopmService } from '../../src/service/service.js';
+import { seededRandom as prng } from '../helpers/random.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { INITIAL_CONTROLS, ServiceHarness, type StepResult, waitFor } from './harness.js';
@@ -36,18 +37,6 @@ type ClientStep =
 const RUNS = Number(process.env.JG_PROPERTY_RUNS ?? 1000);
 const PROCESS_RUNS = Number(process.env.JG_PROPERTY_PROCESS_RUNS ?? 50);
 const SEED = Number(process.env.JG_PROPERTY_SEED ?? 20261213);
-
-/** Small deterministic PRNG (mulberry32) so a failing schedule can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const h = new ServiceHarness();
 await h.setup();
