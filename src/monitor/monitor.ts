@@ -5,7 +5,7 @@ import { clockMs } from './clock.js';
 import { flattenConfig, regexesOf } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { cpuEstimator } from './estimate.js';
-import { HeapKeeper } from './heap.js';
+import { HeapKeeper, preferSmallFootprint } from './heap.js';
 import { type Logger, SILENT } from './log.js';
 import { collectMetadata, hostCpus } from './metadata.js';
 import { type RoundMetrics, roundMetrics } from './metrics.js';
@@ -87,6 +87,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     interrupted ??= sig;
   };
   for (const sig of INTERRUPTS) process.on(sig, noteInterrupt);
+  preferSmallFootprint();
   const heap = new HeapKeeper();
   try {
     for (let r = 0; r < total && interrupted === undefined; r++) {
