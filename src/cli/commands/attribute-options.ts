@@ -10,7 +10,8 @@ import type { AttributionSetup } from '../../monitor/attribution/run.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-function watts(value: string): number {
+/** An option value in watts, ≥ 0. */
+export function watts(value: string): number {
   const w = Number(value);
   if (value.trim() === '' || !Number.isFinite(w) || w < 0) throw new OptionError('expected watts ≥ 0');
   return w;
@@ -24,9 +25,9 @@ export function addIdleOptions(cmd: Command): Command {
         .default('none'),
     )
     .option(
-      '--idle-power <W>',
-      'idle power of each CPU package (default: no idle model, all energy is dynamic)',
-      watts,
+      '--idle-power <W[,W...]>',
+      'idle power of each CPU package, one value or one per package (default: no idle model)',
+      (v: string) => v.split(',').map(watts),
     );
 }
 
@@ -85,7 +86,7 @@ export async function attributionSetup(opts: Record<string, unknown>): Promise<A
   const root = new Sysroot();
   return {
     idleShare: opts.idleShare as IdlePolicy,
-    cpuIdleW: opts.idlePower as number | undefined,
+    cpuIdleW: opts.idlePower as number[] | undefined,
     root,
     consumers: specs.map((spec) => openConsumer(spec, root)),
   };

@@ -143,6 +143,16 @@ export class AttributionMeter {
     this.previous?.consumers.push({ id: consumer.id, cpu: consumer.read() });
   }
 
+  /** Stops following a consumer (its cgroup is gone). */
+  removeConsumer(id: string): void {
+    const i = this.consumers.findIndex((c) => c.id === id);
+    if (i >= 0) this.consumers.splice(i, 1);
+  }
+
+  get consumerIds(): string[] {
+    return this.consumers.map((c) => c.id);
+  }
+
   /**
    * One reading at sample time `timeS` with `values` the latest value of every sampled series:
    * the shares of every device for the interval since the previous reading (none at the first).

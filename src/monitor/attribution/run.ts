@@ -24,9 +24,14 @@ export interface AttributionSetup {
   consumers: readonly Consumer[];
   /** Where /proc and cgroup files are read. */
   root: Sysroot;
-  /** Idle power of each CPU package (and of the estimate's CPUs), W; none: no idle model. */
-  cpuIdleW?: number;
+  /** Idle power of the CPU packages, W: one for all or one per package; none: no idle model. */
+  cpuIdleW?: readonly number[];
   gpu?: GpuUseSource;
+}
+
+/** The idle model of the CPU packages from one value for all or one per package. */
+export function cpuIdlePower(watts: readonly number[] | undefined): (d: DeviceRef) => number | undefined {
+  return (d) => (d.kind !== 'package' || !watts ? undefined : watts.length === 1 ? watts[0] : watts[d.index]);
 }
 
 /** The app's consumer id inside the engine (its pid changes every round). */
@@ -58,7 +63,6 @@ export class RunAttribution {
 
   /** A meter for one round; a warm-up round's shares are not kept. */
   roundMeter(warmup: boolean): AttributionMeter {
-    const cpuIdle = this.setup.cpuIdleW;
     return new AttributionMeter({
       sources: this.sources,
       root: this.setup.root,
@@ -69,7 +73,7 @@ export class RunAttribution {
         topology: this.topology,
         usPerTick: this.usPerTick,
         idlePolicy: this.setup.idleShare,
-        idlePowerW: (d: DeviceRef) => (d.kind === 'package' ? cpuIdle : undefined),
+        idlePowerW: cpuIdlePower(this.setup.cpuIdleW),
       },
     });
   }
