@@ -6,7 +6,7 @@ import { loadPlatform } from '../../src/backends/load.js';
 import { runTop, type TopTable } from '../../src/monitor/top.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
 import { procStat, put, type ScriptedProcess, writeProcess } from '../attribution/helpers.js';
-import { runCli } from '../helpers/cli.js';
+import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
 import { copyFixture, FIXTURES, tempDir } from '../helpers/tmp.js';
 
@@ -20,6 +20,7 @@ interface Step {
   energy_uj: Record<string, number | string>;
 }
 const script = JSON.parse(readFileSync(`${FIXTURES}attribution/script.json`, 'utf8')) as { steps: Step[] };
+const PTY_RUN = new URL('../helpers/pty-run.py', import.meta.url).pathname;
 const SCOPE = 'sys/fs/cgroup/system.slice/slurmstepd.scope';
 
 function apply(root: string, step: Step): void {
@@ -123,7 +124,7 @@ describe('joulegate top (CLI)', () => {
     });
     writer.kill();
     assert.equal(r.code, 0, r.stderr);
-    assert.doesNotMatch(r.stdout, /\x1b/, 'no terminal control on a pipe');
+    assert.ok(!r.stdout.includes('\u001b'), 'no terminal control on a pipe');
     const tables = r.stdout.trim().split('\n\n');
     assert.equal(tables.length, 2, r.stdout);
     for (const t of tables) {
@@ -146,6 +147,21 @@ describe('joulegate top (CLI)', () => {
       // Package 0 draws 50 W: 1 W of it is idle; package 1 draws nothing, so none of it is.
       assert.match(lines.at(-2)!, /^\(idle\) +1\.00 W +1\.00 W +0\.00 W /);
     }
+  });
+
+  it('on a terminal: each table replaces the last, until Ctrl-C', async () => {
+    const root = node();
+    const spec = {
+      argv: ['env', `JOULEGATE_SYSROOT=${root}`, process.execPath, CLI, 'top', '--period', '0.2'],
+      steps: [{ wait: '(?s)CONSUMER.*CONSUMER.*node[^\\n]*\\n', send: '\u0003' }],
+      timeout: 30,
+    };
+    const r = await run('/usr/bin/python3', [PTY_RUN, JSON.stringify(spec)], { timeoutMs: 40_000 });
+    const result = JSON.parse(r.stdout) as { status: number; output: string; timeout: boolean };
+    assert.equal(result.timeout, false, result.output);
+    assert.equal(result.status, 0, result.output);
+    const clears = result.output.split('\u001b[H\u001b[2J').length - 1;
+    assert.ok(clears >= 2, `${clears} screen clears in ${JSON.stringify(result.output)}`);
   });
 
   it('bad options are one line', async () => {
