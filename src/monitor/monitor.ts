@@ -80,8 +80,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     priceFactor: config['post-processing'].price_factor,
   };
   const periodMs = config.monitor.sampling_period * 1000;
-  const attribution =
-    opts.attribution && new RunAttribution(opts.attribution, series, pio.topology, estimator);
+  const attribution = opts.attribution && new RunAttribution(opts.attribution, series, pio, estimator);
   const rounds = new RoundCollector();
   let interrupted: NodeJS.Signals | undefined;
   let status = 0;

@@ -11,7 +11,7 @@ import {
   energySources,
   type GpuUseSource,
 } from './attribution/meter.js';
-import { cpuIdlePower } from './attribution/run.js';
+import { cpuIdlePower, gpuUseOf } from './attribution/run.js';
 import { clockMs } from './clock.js';
 import { cpuEstimator } from './estimate.js';
 import { hostCpus } from './metadata.js';
@@ -156,7 +156,7 @@ export async function runTop(opts: TopOptions): Promise<void> {
   const meter = new AttributionMeter({
     sources,
     root,
-    gpu: opts.gpu,
+    gpu: opts.gpu ?? gpuUseOf(pio, (line) => opts.warn?.(line)),
     context: {
       topology: pio.topology,
       usPerTick: 1e6 / kernelClockTicks(),

@@ -1,7 +1,7 @@
 import { errorMessage } from '../../platform/errors.js';
 import type { Sysroot } from '../../platform/sysroot.js';
 import { CGROUP_ROOT, CPUACCT_MOUNTS } from './cgroup.js';
-import { type Consumer, type ConsumerSpec, openConsumer } from './consumers.js';
+import { type Consumer, type ConsumerSpec, openConsumer, renamed } from './consumers.js';
 import { subdirectories } from './kernel-files.js';
 
 /**
@@ -67,8 +67,7 @@ export function openFound(
   onError?: (reason: string) => void,
 ): Consumer | undefined {
   try {
-    const c = openConsumer(found.spec, root);
-    return { id: found.id, read: () => c.read() };
+    return renamed(openConsumer(found.spec, root), found.id);
   } catch (err) {
     onError?.(`${found.id}: ${errorMessage(err)}`);
     return undefined;

@@ -77,9 +77,16 @@ export function energySources(series: readonly SeriesSpec[], estimator?: Estimat
   return out;
 }
 
+/** A consumer's reading as the GPU source sees it: its processes and the GPU minors bound to it. */
+export interface GpuConsumer {
+  id: string;
+  cpu: CpuReading;
+  gpus?: number[];
+}
+
 /** Reads GPU use for the interval ending now, given what the consumers' processes are. */
 export interface GpuUseSource {
-  read(durationS: number, consumers: readonly { id: string; cpu: CpuReading }[]): GpuUse[];
+  read(durationS: number, consumers: readonly GpuConsumer[]): GpuUse[];
 }
 
 export interface MeterOptions {
@@ -160,7 +167,7 @@ export class AttributionMeter {
   record(timeS: number, values: readonly number[]): IntervalShares[] {
     const { root, context } = this.options;
     const numCpu = context.topology.numDomain(DomainType.Cpu);
-    const consumers = this.consumers.map((c) => ({ id: c.id, cpu: c.read() }));
+    const consumers = this.consumers.map((c) => ({ id: c.id, cpu: c.read(), gpus: c.boundGpus?.() }));
     const reading: NodeReading = { timeS, cpuTimes: readNodeCpuTimes(root, numCpu), energy: [], consumers };
     const energy = this.devices.map((d) => ({
       device: d.source.device,

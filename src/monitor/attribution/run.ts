@@ -1,11 +1,13 @@
 import { errorMessage } from '../../platform/errors.js';
+import type { PlatformIO } from '../../platform/platform-io.js';
 import type { Sysroot } from '../../platform/sysroot.js';
 import type { Topology } from '../../platform/topology.js';
 import type { Estimator } from '../metrics.js';
 import type { SampleSet } from '../sampler.js';
 import type { SeriesSpec } from '../signals.js';
-import { type Consumer, openConsumer } from './consumers.js';
+import { type Consumer, openConsumer, renamed } from './consumers.js';
 import type { DeviceRef, IdlePolicy } from './engine.js';
+import { NvmlGpuUse, processUtilizationReader } from './gpu-use.js';
 import { kernelClockTicks } from './kernel-files.js';
 import {
   type AttributedGroup,
@@ -34,6 +36,12 @@ export function cpuIdlePower(watts: readonly number[] | undefined): (d: DeviceRe
   return (d) => (d.kind !== 'package' || !watts ? undefined : watts.length === 1 ? watts[0] : watts[d.index]);
 }
 
+/** GPU use from NVML's per-process samples where an NVML backend is loaded. */
+export function gpuUseOf(pio: PlatformIO, onError: (line: string) => void): GpuUseSource | undefined {
+  const reader = processUtilizationReader(pio);
+  return reader && new NvmlGpuUse(reader, onError);
+}
+
 /** The app's consumer id inside the engine (its pid changes every round). */
 export const APP_ID = 'app';
 
@@ -51,14 +59,18 @@ export class RunAttribution {
   private readonly totals = new Map<AttributedGroup, AttributionTotals>();
   private readonly notes = new Set<string>();
   private readonly usPerTick = 1e6 / kernelClockTicks();
+  private readonly topology: Topology;
+  private readonly gpu: GpuUseSource | undefined;
 
   constructor(
     private readonly setup: AttributionSetup,
     series: readonly SeriesSpec[],
-    private readonly topology: Topology,
+    pio: PlatformIO,
     estimator: Estimator | undefined,
   ) {
     this.sources = energySources(series, estimator);
+    this.topology = pio.topology;
+    this.gpu = setup.gpu ?? gpuUseOf(pio, (line) => this.notes.add(line));
   }
 
   /** A meter for one round; a warm-up round's shares are not kept. */
@@ -67,7 +79,7 @@ export class RunAttribution {
       sources: this.sources,
       root: this.setup.root,
       consumers: this.setup.consumers,
-      gpu: this.setup.gpu,
+      gpu: this.gpu,
       totals: warmup ? undefined : this.totals,
       context: {
         topology: this.topology,
@@ -101,8 +113,7 @@ export class RunAttribution {
   /** Makes the started app (its process tree) a consumer of the round's meter. */
   addApp(meter: AttributionMeter, pid: number): void {
     try {
-      const tree = openConsumer({ kind: 'pid-tree', pid }, this.setup.root);
-      meter.addConsumer({ id: APP_ID, read: () => tree.read() });
+      meter.addConsumer(renamed(openConsumer({ kind: 'pid-tree', pid }, this.setup.root), APP_ID));
     } catch (err) {
       this.notes.add(`the app (pid ${pid}) could not be followed: ${errorMessage(err)}`);
     }
