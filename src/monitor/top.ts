@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { JoulegateError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import type { Sysroot } from '../platform/sysroot.js';
 import { discoverConsumers, openFound } from './attribution/discover.js';
@@ -153,6 +154,12 @@ export async function runTop(opts: TopOptions): Promise<void> {
   const cpus = hostCpus(pio);
   const estimator = cpuEstimator({ tdp: opts.estimateTdp, threads: 0 }, cpus.model, cpus.count);
   const sources = energySources(series, estimator);
+  if (sources.length === 0) {
+    throw new JoulegateError(
+      'no CPU, RAM or GPU energy source on this node and no CPU model to estimate from: nothing to ' +
+        'attribute (give the package TDP with --estimate-tdp W; `joulegate sensors` says what is missing)',
+    );
+  }
   const meter = new AttributionMeter({
     sources,
     root,

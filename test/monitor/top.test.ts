@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadPlatform } from '../../src/backends/load.js';
 import { runTop, type TopTable } from '../../src/monitor/top.js';
@@ -162,6 +163,15 @@ describe('joulegate top (CLI)', () => {
     assert.equal(result.status, 0, result.output);
     const clears = result.output.split('\u001b[H\u001b[2J').length - 1;
     assert.ok(clears >= 2, `${clears} screen clears in ${JSON.stringify(result.output)}`);
+  });
+
+  it('a node with nothing to measure or estimate: one line naming the way out', async () => {
+    const root = node();
+    rmSync(join(root, 'sys/class/powercap'), { recursive: true });
+    const r = await runCli(['top', '--once'], { env: { JOULEGATE_SYSROOT: root } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^Error: no CPU, RAM or GPU energy source .* --estimate-tdp W/);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   });
 
   it('bad options are one line', async () => {
