@@ -69,7 +69,11 @@ describe('monitor --attribute: a busy app next to a sleeping process', () => {
       `${parts} vs ${cpu.measured}`,
     );
     assert.ok(cpu.idle > 0, 'the idle model (0.2 W) kept a part apart');
-    assert.equal(cpu.missingIntervals, 0);
+    // A utilisation sample without a new clock tick is a missing interval, never most of the run.
+    assert.ok(
+      cpu.missingSeconds < report.rounds[0]!.metrics.host.runtime / 2,
+      `${cpu.missingSeconds} s missing`,
+    );
     // The node's figure is the report's own estimate of the CPU over the round.
     const estimated = report.rounds[0]!.metrics.host.estimatedEnergy;
     assert.ok(Math.abs(cpu.measured - estimated) < 1e-5, `${cpu.measured} vs ${estimated}`);
