@@ -45,7 +45,8 @@ test('monitor --attribute as an unprivileged user: energy through the daemon, sh
   );
   started.push(writer);
   // The monitor reads this machine's /proc (no sysroot); only the daemon sees the fixture RAPL.
-  const { JOULEGATE_SYSROOT: _daemonOnly, ...env } = { ...h.env(), PATH: '/usr/bin:/bin' };
+  const env: Record<string, string> = { ...h.env(), PATH: '/usr/bin:/bin' };
+  delete env.JOULEGATE_SYSROOT;
   // setpriv's own pid is the sleeper's until it execs: wait for `sleep` to be the user's process.
   await new Promise((r) => setTimeout(r, 300));
   const r = await run(
