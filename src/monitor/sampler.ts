@@ -131,7 +131,7 @@ export class SamplingLoop {
   private k = 0;
 
   constructor(
-    private readonly sampler: Sampler,
+    private readonly sampler: Pick<Sampler, 'read'>,
     private readonly data: SampleSet,
     private readonly periodMs: number,
     private readonly onSample?: () => void,
