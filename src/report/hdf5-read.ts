@@ -440,7 +440,7 @@ function hdf5Reason(err: unknown): string {
 }
 
 /** Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree. */
-export async function readHdf5(path: string): Promise<Report> {
+export async function readHdf5(path: string, _runId?: string): Promise<Report> {
   checkSignature(path);
   const h5 = await loadH5();
   // HDF5 prints its error stack to stderr (40 lines for a truncated file); thrown instead, it
