@@ -186,7 +186,7 @@ export const SENSOR_ATTRS = {
  * `regions`): datasets of equal length, one entry per event, call, problem or diagnostic.
  */
 export const TABLES = {
-  /** RUN: region start/stop events as the app sent them: name, kind, t. */
+  /** RUN: region start/stop events as the app sent them: name, kind, t (and call, when sent). */
   events: 'region_events',
   /**
    * RUN: per region call, in call order: name, depth, open, energy, power, estimated_energy,

@@ -287,7 +287,13 @@ class TreeReader {
     const name = this.strings(table, 'name');
     const kind = this.strings(table, 'kind');
     const t = this.numbers(table, 't');
-    return name.map((n, i) => ({ name: n, kind: kind[i] as RegionEvent['kind'], t: t[i]! }));
+    const call = table.get('call') === null ? [] : this.strings(table, 'call');
+    return name.map((n, i) => ({
+      name: n,
+      kind: kind[i] as RegionEvent['kind'],
+      t: t[i]!,
+      ...(call[i] ? { call: call[i] } : {}),
+    }));
   }
 
   /**

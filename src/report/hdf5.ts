@@ -197,6 +197,8 @@ function addEvents(run: Group, events: readonly RegionEvent[]): void {
     name: events.map((e) => e.name),
     kind: events.map((e) => e.kind),
     t: Float64Array.from(events, (e) => e.t),
+    // Call ids ('' for none) only when a client sent them: older files have no such column.
+    ...(events.some((e) => e.call !== undefined) ? { call: events.map((e) => e.call ?? '') } : {}),
   });
 }
 
