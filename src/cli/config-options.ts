@@ -79,15 +79,33 @@ function flagValue(opts: Record<string, unknown>, key: string): string | undefin
   return undefined;
 }
 
-/** Configuration from defaults < ~/.config/joulegate.ini < project file < env < these flags. */
+const LOCAL_FILE = './.joulegate.ini';
+const PERUN_FILE = './.perun.ini';
+
+/**
+ * Configuration from defaults < ~/.config/joulegate.ini < project file (-c, ./.joulegate.ini,
+ * or else perun's ./.perun.ini) < env (PERUN_<KEY> < JOULEGATE_<KEY>) < these flags.
+ */
 export async function configFromOptions(opts: Record<string, unknown>, withFlags = true): Promise<Config> {
   // Loaded here, not at startup: zod costs every other command start time.
-  const { envLayer, fileLayers, flatLayer, resolveConfig } = await import('../monitor/config/load.js');
+  const { envLayer, fileLayers, flatLayer, perunFileLayer, resolveConfig } = await import(
+    '../monitor/config/load.js'
+  );
   const named = (opts.config ?? opts.configuration) as string | undefined;
   // The default file is optional; one named with -c is meant to be used.
   if (named !== undefined && !existsSync(named))
     throw new JoulegateError(`configuration file ${named} not found`);
-  const layers: ConfigLayer[] = [...fileLayers(named ?? './.joulegate.ini'), envLayer()];
+  const files = fileLayers(named ?? LOCAL_FILE);
+  // perun's users keep their project file: read when there is no joulegate one (and no -c).
+  const perun = named === undefined && !existsSync(LOCAL_FILE) ? perunFileLayer(PERUN_FILE) : undefined;
+  if (perun) {
+    const ignored =
+      perun.ignored.length > 0 ? ` (ignored, not joulegate settings: ${perun.ignored.join(', ')})` : '';
+    process.stderr.write(`joulegate: no ${LOCAL_FILE}; reading perun's ${PERUN_FILE}${ignored}\n`);
+    files.push(perun.layer);
+  }
+  // perun's PERUN_<KEY> names, below joulegate's own.
+  const layers: ConfigLayer[] = [...files, envLayer(process.env, 'PERUN'), envLayer()];
   if (withFlags) {
     const flags: Record<string, string | undefined> = {};
     for (const [key] of CONFIG_FLAGS) flags[key] = flagValue(opts, key);
