@@ -130,7 +130,10 @@ export const ESTIMATED_ATTRS = { energy: 'estimated_energy_J', power: 'estimated
 /** Attributes joulegate puts on a MULTI_RUN besides the config (perun's `section.option` keys). */
 export const MULTI_RUN_ATTRS = {
   appName: 'app_name',
+  /** perun's: the start as naive local ISO time (naiveLocalTime), as perun writes it. */
   created: 'execution_dt',
+  /** The start exactly as the report has it (ISO with Z), which execution_dt cannot keep. */
+  createdExact: 'joulegate_created',
   rounds: 'n_runs',
   failed: 'failed',
   priceUnit: 'price_unit',
@@ -202,6 +205,20 @@ export const TABLES = {
 
 /** Column of the region_calls table with one group's energy of each call. */
 export const GROUP_ENERGY_COLUMN = 'energy_';
+
+/**
+ * An ISO time as perun writes its `*_dt` attributes (datetime.now().isoformat()): local time,
+ * no zone, microseconds. perun compares them with naive datetimes, so one ending in `Z` breaks
+ * its `export`.
+ */
+export function naiveLocalTime(iso: string): string {
+  const d = new Date(iso);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds() * 1000, 6)}`
+  );
+}
 
 /** HDF5 names nest at '/': ids keep their text otherwise (and an `id` attribute keeps it whole). */
 export const nodeName = (id: string) => id.replace(/\//g, '_');

@@ -99,9 +99,10 @@ class TreeReader {
     return v;
   }
 
-  /** A perun Stats metric. */
-  stats(node: Group, metric: string): Stat {
-    const m = this.group(this.group(node, 'metrics'), metricGroupName(metric));
+  /** A perun Stats metric; undefined when absent. */
+  optionalStats(node: Group, metric: string): Stat | undefined {
+    const m = this.optionalGroup(this.group(node, 'metrics'), metricGroupName(metric));
+    if (!m) return undefined;
     const a = attrsOf(m);
     const of = (k: string) => requiredNum(a, k, m.path);
     return { mean: of('mean'), std: of('std'), min: of('min'), max: of('max'), sum: of('sum') };
@@ -116,7 +117,8 @@ class TreeReader {
     const firstHost = this.firstChild(this.group(runs[0]!, 'nodes'));
     const series = this.series(firstHost);
     const rounds = runs.map((run) => this.round(run, series));
-    const summaryOf = (metric: string) => this.stats(multi, metric);
+    // A Stats over no measured value is no metric in the file (hdf5.ts): all NaN, as stat([]) is.
+    const summaryOf = (metric: string) => this.optionalStats(multi, metric) ?? stat([]);
     const omittedRounds = num(attrs, MULTI_RUN_ATTRS.omittedRounds, multi.path);
     return {
       kind: 'joulegate-report',
@@ -125,7 +127,10 @@ class TreeReader {
       runId: idOf(multi),
       failed: text(attrs, MULTI_RUN_ATTRS.failed, multi.path) === 'true',
       failure: text(attrs, MULTI_RUN_ATTRS.failure, multi.path),
-      created: text(attrs, MULTI_RUN_ATTRS.created, multi.path),
+      // Files written before joulegate_created kept the exact time in execution_dt.
+      created:
+        optionalText(attrs, MULTI_RUN_ATTRS.createdExact, multi.path) ??
+        text(attrs, MULTI_RUN_ATTRS.created, multi.path),
       host: idOf(firstHost),
       metadata: textAttrsExcept(attrsOf(runs[0]!), [
         ...Object.values(RUN_ATTRS),
@@ -225,15 +230,17 @@ class TreeReader {
     };
     const problems = this.optionalGroup(run, TABLES.problems);
     const total = hostTotalOf(a, run.path);
+    // Energy and what follows from it are no metric when nothing was measured (hdf5.ts).
+    const measured = (node: Group, metric: string) => this.metric(node, metric) ?? Number.NaN;
     const metrics: HostMetrics = {
       runtime: this.requiredMetric(run, 'runtime'),
-      energy: this.requiredMetric(host, 'energy'),
-      power: this.requiredMetric(run, 'power'),
+      energy: measured(host, 'energy'),
+      power: measured(run, 'power'),
       estimatedEnergy: num(a, RUN_ATTRS.estimatedEnergy, run.path) ?? Number.NaN,
       estimatedPower: num(a, RUN_ATTRS.estimatedPower, run.path) ?? Number.NaN,
-      facilityEnergy: this.requiredMetric(run, 'energy'),
-      co2: this.requiredMetric(run, 'co2'),
-      money: this.requiredMetric(run, 'money'),
+      facilityEnergy: measured(run, 'energy'),
+      co2: measured(run, 'co2'),
+      money: measured(run, 'money'),
       groups: this.groups(host),
       ...(total ? { total } : {}),
     };
@@ -261,7 +268,8 @@ class TreeReader {
       const method = optionalText(a, SOURCE_ATTRS.method, dg.path) as EnergyMethod | undefined;
       const value = (key: (typeof GROUP_VALUE_KEYS)[number]) => {
         const place = groupValuePlace(group, key, method);
-        return place.metric ? this.metric(dg, place.metric) : num(a, place.attribute, dg.path);
+        const metric = place.metric === undefined ? undefined : this.metric(dg, place.metric);
+        return metric ?? num(a, place.attribute, dg.path);
       };
       const gm: GroupMetrics = {
         energy: value('energy') ?? Number.NaN,
