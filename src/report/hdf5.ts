@@ -113,7 +113,8 @@ function addGroupMetrics(node: Group, group: DeviceGroup, gm: GroupMetrics): voi
     if (value === undefined || ((key === 'energy' || key === 'power') && Number.isNaN(value))) continue;
     const place = groupValuePlace(group, key, gm.method);
     // A series that gave no value (NaN) is no perun metric: its attribute keeps the NaN.
-    if (place.metric && !Number.isNaN(value)) addMetric(metricsOf(node), place.metric, place.unit, value, place.agg);
+    if (place.metric && !Number.isNaN(value))
+      addMetric(metricsOf(node), place.metric, place.unit, value, place.agg);
     else floatAttribute(node, place.attribute, value);
   }
 }
@@ -261,7 +262,8 @@ function addRound(multi: Group, report: Report, round: RoundReport): void {
   // perun's RUN and NODE carry their devices' metrics too (CPU_UTIL, DRAM_MEM, CPU_POWER, …):
   // one host, one group per metric name, so the values are the groups' own.
   for (const target of [run, host])
-    for (const [name, gm] of Object.entries(h.groups)) addPerunGroupMetrics(metricsOf(target), name as DeviceGroup, gm!);
+    for (const [name, gm] of Object.entries(h.groups))
+      addPerunGroupMetrics(metricsOf(target), name as DeviceGroup, gm!);
   for (const [name, gm] of Object.entries(h.groups)) {
     const group = name as DeviceGroup;
     const dg = nodeGroup(nodesOf(host), group, NODE_TYPE.DEVICE_GROUP, { device_type: DEVICE_TYPE[group] });
@@ -288,7 +290,10 @@ export async function writeHdf5(report: Report, path: string): Promise<void> {
   const file = new h5.File(path, 'w', { track_order: true });
   try {
     const started = naiveLocalTime(report.created);
-    const app = nodeGroup(file, report.app, NODE_TYPE.APP, { creation_dt: started, last_execution_dt: started });
+    const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
+      creation_dt: started,
+      last_execution_dt: started,
+    });
     const multi = nodeGroup(nodesOf(app), report.runId, NODE_TYPE.MULTI_RUN, {
       [MULTI_RUN_ATTRS.appName]: report.app,
       [MULTI_RUN_ATTRS.created]: started,
