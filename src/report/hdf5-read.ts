@@ -34,9 +34,9 @@ import {
 } from './hdf5-layout.js';
 
 /** A bad or missing part of the tree: reported as one line naming the file and the place. */
-class TreeError extends Error {}
+export class TreeError extends Error {}
 
-type Attrs = Record<string, unknown>;
+export type Attrs = Record<string, unknown>;
 
 /**
  * Reads the report back from the tree hdf5.ts writes: perun's nodes, metrics and raw data,
@@ -44,7 +44,7 @@ type Attrs = Record<string, unknown>;
  * rounds and are not in the tree (the estimated energy summary, the region summary) are
  * computed from the rounds read, as the monitor computes them.
  */
-class TreeReader {
+export class TreeReader {
   constructor(private readonly h5: H5) {}
 
   group(parent: Group, name: string): Group {
@@ -373,30 +373,30 @@ function hostTotalOf(a: Attrs, where: string): HostTotal | undefined {
 }
 
 /** Attribute values in creation order. */
-function attrsOf(node: Node): Attrs {
+export function attrsOf(node: Node): Attrs {
   return Object.fromEntries(Object.entries(node.attrs).map(([k, a]) => [k, a.value]));
 }
 
 /** A node's id: its name, or the `id` attribute where the name had to change. */
-function idOf(node: Group): string {
+export function idOf(node: Group): string {
   const id = attrsOf(node).id;
   return typeof id === 'string' ? id : node.path.slice(node.path.lastIndexOf('/') + 1);
 }
 
-function optionalText(a: Attrs, name: string, where: string): string | undefined {
+export function optionalText(a: Attrs, name: string, where: string): string | undefined {
   const v = a[name];
   if (v !== undefined && typeof v !== 'string')
     throw new TreeError(`${where}: attribute ${name} is not text`);
   return v;
 }
 
-function text(a: Attrs, name: string, where: string): string {
+export function text(a: Attrs, name: string, where: string): string {
   const v = optionalText(a, name, where);
   if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
   return v;
 }
 
-function num(a: Attrs, name: string, where: string): number | undefined {
+export function num(a: Attrs, name: string, where: string): number | undefined {
   const v = a[name];
   if (v === undefined) return undefined;
   if (typeof v !== 'number' && typeof v !== 'bigint')
@@ -404,14 +404,14 @@ function num(a: Attrs, name: string, where: string): number | undefined {
   return Number(v);
 }
 
-function requiredNum(a: Attrs, name: string, where: string): number {
+export function requiredNum(a: Attrs, name: string, where: string): number {
   const v = num(a, name, where);
   if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
   return v;
 }
 
 /** The text attributes that are not joulegate's own (metadata on a RUN, config on a MULTI_RUN). */
-function textAttrsExcept(a: Attrs, own: readonly string[]): Record<string, string> {
+export function textAttrsExcept(a: Attrs, own: readonly string[]): Record<string, string> {
   const skip = new Set([...own, 'type', 'id']);
   return Object.fromEntries(
     Object.entries(a).filter((e): e is [string, string] => !skip.has(e[0]) && typeof e[1] === 'string'),
@@ -453,8 +453,11 @@ function hdf5Reason(err: unknown): string {
   return entries.at(-1)?.[1]?.trim() ?? message.split('\n')[0]!;
 }
 
-/** Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree. */
-export async function readHdf5(path: string, _runId?: string): Promise<Report> {
+/**
+ * Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree, or
+ * one run of a file perun wrote (hdf5-perun-read.ts): `runId`, by default its latest.
+ */
+export async function readHdf5(path: string, runId?: string): Promise<Report> {
   checkSignature(path);
   const h5 = await loadH5();
   // HDF5 prints its error stack to stderr (40 lines for a truncated file); thrown instead, it
@@ -467,11 +470,21 @@ export async function readHdf5(path: string, _runId?: string): Promise<Report> {
     } catch (err) {
       throw new ParseError(`${path}: not a readable HDF5 file (${hdf5Reason(err)})`);
     }
+    const reader = new TreeReader(h5);
+    const perun = await import('./hdf5-perun-read.js');
+    let fromPerun = false;
     try {
-      return new TreeReader(h5).report(file);
+      fromPerun = perun.isPerunTree(reader, file);
+      if (fromPerun) return perun.readPerunTree(reader, file, runId);
+      const report = reader.report(file);
+      if (runId !== undefined && runId !== report.runId)
+        throw new JoulegateError(`${path} holds run ${report.runId} only, not ${runId}`);
+      return report;
     } catch (err) {
       if (err instanceof TreeError)
-        throw new ParseError(`${path}: not a joulegate HDF5 report: ${err.message}`);
+        throw new ParseError(
+          `${path}: not a ${fromPerun ? 'perun' : 'joulegate'} HDF5 report: ${err.message}`,
+        );
       if (err instanceof JoulegateError) throw err;
       throw new ParseError(`${path}: damaged HDF5 report (${hdf5Reason(err)})`);
     } finally {
