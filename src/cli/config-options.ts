@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { ConfigLayer } from '../monitor/config/load.js';
 import type { Config } from '../monitor/config/schema.js';
 import { JoulegateError } from '../platform/errors.js';
@@ -26,33 +26,89 @@ const CONFIG_FLAGS: readonly [key: string, help: string][] = [
   ['region_metrics', 'region metrics of the bench format'],
   ['estimate_tdp', 'package TDP in W for estimates (0 = from the model table)'],
   ['estimate_threads', 'hardware threads per package for estimates (0 = from the table)'],
-  ['log_lvl', 'diagnostics shown: DEBUG, INFO, WARNING, ERROR or CRITICAL'],
+  ['log_lvl', 'diagnostics shown: DEBUG, INFO, WARNING, ERROR or CRITICAL (any case)'],
   ['log_file', 'append diagnostics to this file instead of stderr'],
 ];
+
+/** perun's short flags for the same settings. */
+const SHORT_FLAGS: Readonly<Record<string, string>> = {
+  app_name: '-n',
+  run_id: '-i',
+  format: '-f',
+  log_lvl: '-l',
+};
+
+/** perun's other names for settings (its `--bench_metrics`, and `--emission_factor`, which perun drops). */
+const PERUN_NAMES: Readonly<Record<string, readonly string[]>> = {
+  metrics: ['bench_metrics'],
+  emissions_factor: ['emission_factor'],
+};
+
+/** A setting's alternative long flags: the underscore form and perun's other names. */
+const aliasesOf = (key: string) => [...(key.includes('_') ? [key] : []), ...(PERUN_NAMES[key] ?? [])];
 
 const flagOf = (key: string) => key.replace(/_/g, '-');
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/**
+ * Adds `--<key-with-dashes>` for each setting, plus perun's spellings: its short flags and the
+ * underscore form (`--data_out`). Commander holds at most two flags per option, so the
+ * underscore form is a second option (named in the first one's help) read back by flagValue.
+ */
 export function addConfigOptions(cmd: Command, keys?: readonly string[]): Command {
-  cmd.option('-c, --config <file>', 'project configuration file (default ./.joulegate.ini)');
+  cmd.option(
+    '-c, --config <file>',
+    'project configuration file (default ./.joulegate.ini; perun: --configuration)',
+  );
+  cmd.addOption(new Option('--configuration <file>').hideHelp());
   for (const [key, help] of CONFIG_FLAGS) {
-    if (!keys || keys.includes(key)) cmd.option(`--${flagOf(key)} <value>`, help);
+    if (keys && !keys.includes(key)) continue;
+    const short = SHORT_FLAGS[key];
+    const aliases = aliasesOf(key);
+    const also = aliases.length > 0 ? `; also ${aliases.map((a) => `--${a}`).join(', ')}` : '';
+    cmd.option(`${short ? `${short}, ` : ''}--${flagOf(key)} <value>`, `${help}${also}`);
+    for (const alias of aliases) cmd.addOption(new Option(`--${alias} <value>`).hideHelp());
   }
   return cmd;
 }
 
-/** Configuration from defaults < ~/.config/joulegate.ini < project file < env < these flags. */
+/** A setting's flag value under any of its spellings (commander names `--data_out`'s value data_out). */
+function flagValue(opts: Record<string, unknown>, key: string): string | undefined {
+  for (const name of [camel(key), ...aliasesOf(key)])
+    if (opts[name] !== undefined) return opts[name] as string;
+  return undefined;
+}
+
+const LOCAL_FILE = './.joulegate.ini';
+const PERUN_FILE = './.perun.ini';
+
+/**
+ * Configuration from defaults < ~/.config/joulegate.ini < project file (-c, ./.joulegate.ini,
+ * or else perun's ./.perun.ini) < env (PERUN_<KEY> < JOULEGATE_<KEY>) < these flags.
+ */
 export async function configFromOptions(opts: Record<string, unknown>, withFlags = true): Promise<Config> {
   // Loaded here, not at startup: zod costs every other command start time.
-  const { envLayer, fileLayers, flatLayer, resolveConfig } = await import('../monitor/config/load.js');
-  const named = opts.config as string | undefined;
+  const { envLayer, fileLayers, flatLayer, perunFileLayer, resolveConfig } = await import(
+    '../monitor/config/load.js'
+  );
+  const named = (opts.config ?? opts.configuration) as string | undefined;
   // The default file is optional; one named with -c is meant to be used.
   if (named !== undefined && !existsSync(named))
     throw new JoulegateError(`configuration file ${named} not found`);
-  const layers: ConfigLayer[] = [...fileLayers(named ?? './.joulegate.ini'), envLayer()];
+  const files = fileLayers(named ?? LOCAL_FILE);
+  // perun's users keep their project file: read when there is no joulegate one (and no -c).
+  const perun = named === undefined && !existsSync(LOCAL_FILE) ? perunFileLayer(PERUN_FILE) : undefined;
+  if (perun) {
+    const ignored =
+      perun.ignored.length > 0 ? ` (ignored, not joulegate settings: ${perun.ignored.join(', ')})` : '';
+    process.stderr.write(`joulegate: no ${LOCAL_FILE}; reading perun's ${PERUN_FILE}${ignored}\n`);
+    files.push(perun.layer);
+  }
+  // perun's PERUN_<KEY> names, below joulegate's own.
+  const layers: ConfigLayer[] = [...files, envLayer(process.env, 'PERUN'), envLayer()];
   if (withFlags) {
     const flags: Record<string, string | undefined> = {};
-    for (const [key] of CONFIG_FLAGS) flags[key] = opts[camel(key)] as string | undefined;
+    for (const [key] of CONFIG_FLAGS) flags[key] = flagValue(opts, key);
     layers.push(flatLayer('command line', flags));
   }
   return resolveConfig(layers);

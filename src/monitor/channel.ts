@@ -3,13 +3,15 @@ import type { RegionEvent } from './regions-pairing.js';
 /**
  * The region channel between an app and `joulegate monitor`: the monitor opens a pipe as the
  * app's fd N and names it in JOULEGATE_REGION_FD. Each event is one line
- * `S|E <clock ms> <name>`, the clock being clockMs() in the app, which shares its basis with the
- * monitor's (time origin + monotonic time).
+ * `S|E[#CALL] <ms> <name>`: ms on CLOCK_MONOTONIC with three decimals (clock.ts), and an optional
+ * call id (no spaces) that pairs a stop with its own start even when threads interleave calls
+ * of one name. The JS client (regions.ts) and the Python one (python/joulegate) write the same.
  */
 export const REGION_FD_ENV = 'JOULEGATE_REGION_FD';
 
-export function encodeRegionEvent(kind: 'start' | 'stop', ms: number, name: string): string {
-  return `${kind === 'start' ? 'S' : 'E'} ${ms.toFixed(3)} ${name.replace(/[\r\n]/g, ' ')}\n`;
+export function encodeRegionEvent(kind: 'start' | 'stop', ms: number, name: string, call?: string): string {
+  const tag = `${kind === 'start' ? 'S' : 'E'}${call === undefined ? '' : `#${call}`}`;
+  return `${tag} ${ms.toFixed(3)} ${name.replace(/[\r\n]/g, ' ')}\n`;
 }
 
 /** Splits the byte stream into events; keeps a partial last line for the next chunk. */
@@ -27,15 +29,16 @@ export class RegionEventDecoder {
   }
 
   private decode(line: string): void {
-    const m = /^([SE]) (-?[0-9.]+) (.+)$/.exec(line);
+    const m = /^([SE])(?:#(\S+))? (-?[0-9.]+) (.+)$/.exec(line);
     if (!m) {
       if (line.trim() !== '') this.problems.push(`region channel: unreadable line "${line.slice(0, 80)}"`);
       return;
     }
     this.events.push({
-      name: m[3]!,
+      name: m[4]!,
       kind: m[1] === 'S' ? 'start' : 'stop',
-      t: (Number(m[2]) - this.originMs) / 1000,
+      t: (Number(m[3]) - this.originMs) / 1000,
+      ...(m[2] === undefined ? {} : { call: m[2] }),
     });
   }
 }

@@ -1,5 +1,6 @@
 import { constants } from 'node:os';
 import type { PlatformIO } from '../platform/platform-io.js';
+import { appCommand, appNameOf } from './app-command.js';
 import { type AttributionSetup, RunAttribution } from './attribution/run.js';
 import { collapseDiagnostics, describeSources, notAvailable } from './availability.js';
 import { clockMs } from './clock.js';
@@ -44,6 +45,7 @@ const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
  */
 export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const { config, pio } = opts;
+  const command = appCommand(opts.command);
   // The run's id and creation time are its start, not the moment the report is written.
   const started = new Date();
   // The status line of the round running, cleared before any log line (see clearingProgress).
@@ -97,7 +99,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     for (let r = 0; r < total && interrupted === undefined; r++) {
       heap.betweenRounds();
       const warmup = r < config.benchmarking.warmup_rounds;
-      log.info(`round ${r + 1} of ${total}${warmup ? ' (warm-up)' : ''}: starting ${opts.command.join(' ')}`);
+      log.info(`round ${r + 1} of ${total}${warmup ? ' (warm-up)' : ''}: starting ${command.join(' ')}`);
       const data: SampleSet = { originMs: clockMs(), times: [], values: series.map(() => []) };
       const line = opts.progress
         ? new ProgressLine(series, opts.progress, {
@@ -118,7 +120,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       await loop.start();
       let app: Awaited<ReturnType<typeof runApp>>;
       try {
-        app = await runApp(opts.command, data.originMs, {
+        app = await runApp(command, data.originMs, {
           onInterrupt: (sig) => {
             interrupted ??= sig;
           },
@@ -203,7 +205,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const report: Report = {
     kind: 'joulegate-report',
     version: 1,
-    app: config.output.app_name || appNameOf(opts.command),
+    app: config.output.app_name || appNameOf(command),
     runId: config.output.run_id || started.toISOString().replace(/[:]/g, '-').replace(/\..*$/, ''),
     failed: failure !== '',
     failure,
@@ -225,9 +227,4 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     ...(attribution ? { attribution: attribution.report() } : {}),
   };
   return { report, status };
-}
-
-function appNameOf(command: readonly string[]): string {
-  const base = command[0]!.split('/').pop()!;
-  return base.replace(/\.[^.]+$/, '') || 'app';
 }

@@ -3,6 +3,8 @@ export interface RegionEvent {
   name: string;
   kind: 'start' | 'stop';
   t: number;
+  /** Identifies one call: its stop pairs with its start whatever else is open (threads). */
+  call?: string;
 }
 
 /** One call of a region. */
@@ -18,14 +20,15 @@ export interface RegionCall {
 
 /**
  * Pairs start/stop events into calls. Each name keeps its own stack, so recursive and repeated
- * calls of one region pair correctly (a stop closes that name's latest start), and a region left
- * open is closed at `endT` and flagged. A stop without a start is reported, not guessed.
+ * calls of one region pair correctly (a stop closes that name's latest start, or the start with
+ * its call id), and a region left open is closed at `endT` and flagged. A stop without a start is
+ * reported, not guessed.
  */
 export function pairRegionEvents(
   events: readonly RegionEvent[],
   endT: number,
 ): { calls: RegionCall[]; problems: string[] } {
-  const stacks = new Map<string, { start: number; depth: number }[]>();
+  const stacks = new Map<string, { start: number; depth: number; call?: string }[]>();
   const calls: RegionCall[] = [];
   const problems: string[] = [];
   let depth = 0;
@@ -34,11 +37,12 @@ export function pairRegionEvents(
     const stack = stacks.get(e.name) ?? [];
     stacks.set(e.name, stack);
     if (e.kind === 'start') {
-      stack.push({ start: e.t, depth });
+      stack.push({ start: e.t, depth, ...(e.call === undefined ? {} : { call: e.call }) });
       depth++;
       continue;
     }
-    const open = stack.pop();
+    const at = e.call === undefined ? stack.length - 1 : stack.findLastIndex((o) => o.call === e.call);
+    const open = at < 0 ? undefined : stack.splice(at, 1)[0];
     if (!open) {
       problems.push(`region ${e.name}: stop at ${e.t.toFixed(3)} s without a start`);
       continue;

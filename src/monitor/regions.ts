@@ -31,6 +31,8 @@ interface StandaloneSampling {
 
 let channelFd: number | undefined | null = null;
 let standalone: Standalone | undefined;
+/** Calls started by this process: with the pid, each call's id on the channel. */
+let calls = 0;
 
 function monitorChannel(): number | undefined {
   if (channelFd === null) {
@@ -40,12 +42,12 @@ function monitorChannel(): number | undefined {
   return channelFd;
 }
 
-function emit(kind: 'start' | 'stop', name: string): void {
+function emit(kind: 'start' | 'stop', name: string, call: string): void {
   const t = clockMs();
   const fd = monitorChannel();
   if (fd !== undefined) {
     try {
-      writeSync(fd, encodeRegionEvent(kind, t, name));
+      writeSync(fd, encodeRegionEvent(kind, t, name, call));
       return;
     } catch (err) {
       process.emitWarning(
@@ -55,7 +57,7 @@ function emit(kind: 'start' | 'stop', name: string): void {
     }
   }
   const s = startStandalone();
-  s.events.push({ name, kind, t: (t - s.originMs) / 1000 });
+  s.events.push({ name, kind, t: (t - s.originMs) / 1000, call });
 }
 
 /** Starts the in-process sampler once: local backends, default period 0.1 s (JOULEGATE_SAMPLING_PERIOD). */
@@ -99,14 +101,15 @@ function startStandalone(): Standalone {
 /** Marks the start of a region; call `end()` on the result. Nested and repeated regions are fine. */
 export function region(name: string): RegionHandle {
   if (typeof name !== 'string' || name === '') throw new TypeError('region name must be a non-empty string');
-  emit('start', name);
+  const call = `${process.pid}.${++calls}`;
+  emit('start', name, call);
   let open = true;
   return {
     name,
     end() {
       if (!open) return;
       open = false;
-      emit('stop', name);
+      emit('stop', name, call);
     },
   };
 }

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import { delimiter } from 'node:path';
 import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { JoulegateError } from '../platform/errors.js';
 import { REGION_FD_ENV, RegionEventDecoder } from './channel.js';
 import { clockMs } from './clock.js';
@@ -35,6 +37,18 @@ export interface AppRun {
 
 /** fd number the region channel gets in the app. */
 const REGION_FD = 3;
+
+/**
+ * The package's Python regions client (python/joulegate), two levels above this module both
+ * as dist/monitor/run-app.js and bundled as dist/app/joulegate.cjs.
+ */
+export const PYTHON_CLIENT_DIR = fileURLToPath(new URL('../../python', import.meta.url));
+
+/** The app's environment: the region channel, and `import joulegate` ahead of the user's PYTHONPATH. */
+function appEnv(): NodeJS.ProcessEnv {
+  const pythonPath = [PYTHON_CLIENT_DIR, process.env.PYTHONPATH].filter(Boolean).join(delimiter);
+  return { ...process.env, [REGION_FD_ENV]: String(REGION_FD), PYTHONPATH: pythonPath };
+}
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function exitStatus(code: number | null, signal: NodeJS.Signals | null): AppExit {
@@ -128,7 +142,7 @@ export function runApp(command: string[], originMs: number, hooks: RunAppHooks):
     const startMs = clockMs();
     const child = spawn(command[0]!, command.slice(1), {
       stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
-      env: { ...process.env, [REGION_FD_ENV]: String(REGION_FD) },
+      env: appEnv(),
     });
     if (child.pid !== undefined) hooks.onSpawn?.(child.pid);
     const channel = child.stdio[REGION_FD] as Readable;

@@ -24,6 +24,8 @@ export {
   number,
   object,
   optional,
+  overwrite,
+  pipe,
   positive,
   record,
   refine,

@@ -1,6 +1,7 @@
+import { CONFIG_SCHEMA } from '../monitor/config/schema.js';
 import type { Stat } from '../monitor/metrics.js';
 import type { Report } from '../monitor/report-model.js';
-import { autoPrefix, prefixFactor } from './units.js';
+import { prefixFactor } from './units.js';
 
 export interface BenchEntry {
   name: string;
@@ -10,7 +11,10 @@ export interface BenchEntry {
 }
 
 // metric name → base unit and the [benchmarking.units] key that scales it.
-const METRIC_UNITS: Record<string, { unit: string; key: string }> = {
+const METRIC_UNITS: Record<
+  string,
+  { unit: string; key: '' | keyof (typeof CONFIG_SCHEMA)['benchmarking.units'] }
+> = {
   runtime: { unit: 's', key: 'second' },
   energy: { unit: 'J', key: 'joule' },
   app_energy: { unit: 'J', key: 'joule' },
@@ -29,8 +33,12 @@ function entry(
 ): BenchEntry[] {
   const spec = METRIC_UNITS[metric];
   if (!spec || !s || !Number.isFinite(s.mean)) return [];
-  const configured = spec.key ? report.config[`benchmarking.units.${spec.key}`] : undefined;
-  const prefix = configured !== undefined && configured !== '' ? configured : autoPrefix(s.mean);
+  // A fixed unit per metric, never one picked by the value: a tracker compares the numbers of
+  // one series across runs (0.9 s and 1.1 s, not 900 ms and 1.1 s).
+  const prefix = spec.key
+    ? (report.config[`benchmarking.units.${spec.key}`] ??
+      CONFIG_SCHEMA['benchmarking.units'][spec.key].default)
+    : '';
   const f = prefixFactor(prefix);
   const unit = metric === 'money' ? report.priceUnit : `${prefix}${spec.unit}`;
   const e: BenchEntry = { name: `${name} - ${metric.toUpperCase()}`, unit, value: s.mean / f };
@@ -41,9 +49,13 @@ function entry(
 
 const listOf = (s: string | undefined) => (s ?? '').split(/\s*,\s*/).filter(Boolean);
 
-/** github-action-benchmark's customSmallerIsBetter list: run metrics, then region metrics. */
+/**
+ * github-action-benchmark's customSmallerIsBetter list: run metrics, then region metrics. Series
+ * names stay the same from run to run (`<app> - ENERGY`, `<app>:<region> - RUNTIME`; no run id),
+ * so a tracker draws one line per metric.
+ */
 export function renderBench(report: Report): string {
-  const base = `${report.app}_${report.runId}`;
+  const base = report.app;
   const many = report.rounds.length > 1;
   const out: BenchEntry[] = [];
   for (const m of listOf(report.config['benchmarking.metrics']))
@@ -54,7 +66,7 @@ export function renderBench(report: Report): string {
       out.push(
         ...entry(
           report,
-          `${r.name}_${report.runId}`,
+          `${report.app}:${r.name}`,
           m,
           s,
           r.runtime.sum > 0 && r.callsPerRound * report.rounds.length > 1,

@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import type { DeviceGroup, EnergyMethod } from '../monitor/signals.js';
 import { importModule } from '../platform/dynamic-import.js';
 
@@ -12,8 +13,13 @@ export type Group = InstanceType<H5['Group']>;
 export type Dataset = InstanceType<H5['Dataset']>;
 export type Node = Group | Dataset;
 
-/** h5wasm is loaded only when HDF5 is read or written (it is a large WebAssembly module). */
+/**
+ * h5wasm is loaded only when HDF5 is read or written (it is a large WebAssembly module), and
+ * compiled by V8's baseline compiler only: optimising its 4 MB of wasm as well cost ~27 MB of
+ * peak RSS (112 → 85 MB for `monitor -f hdf5`), for a library that writes one file per run.
+ */
 export async function loadH5(): Promise<H5> {
+  setFlagsFromString('--liftoff-only');
   const h5 = await importModule<H5>('h5wasm/node');
   await h5.ready;
   return h5;
@@ -130,7 +136,10 @@ export const ESTIMATED_ATTRS = { energy: 'estimated_energy_J', power: 'estimated
 /** Attributes joulegate puts on a MULTI_RUN besides the config (perun's `section.option` keys). */
 export const MULTI_RUN_ATTRS = {
   appName: 'app_name',
+  /** perun's: the start as naive local ISO time (naiveLocalTime), as perun writes it. */
   created: 'execution_dt',
+  /** The start exactly as the report has it (ISO with Z), which execution_dt cannot keep. */
+  createdExact: 'joulegate_created',
   rounds: 'n_runs',
   failed: 'failed',
   priceUnit: 'price_unit',
@@ -186,7 +195,7 @@ export const SENSOR_ATTRS = {
  * `regions`): datasets of equal length, one entry per event, call, problem or diagnostic.
  */
 export const TABLES = {
-  /** RUN: region start/stop events as the app sent them: name, kind, t. */
+  /** RUN: region start/stop events as the app sent them: name, kind, t (and call, when sent). */
   events: 'region_events',
   /**
    * RUN: per region call, in call order: name, depth, open, energy, power, estimated_energy,
@@ -208,6 +217,20 @@ export const TABLES = {
 
 /** Column of the region_calls table with one group's energy of each call. */
 export const GROUP_ENERGY_COLUMN = 'energy_';
+
+/**
+ * An ISO time as perun writes its `*_dt` attributes (datetime.now().isoformat()): local time,
+ * no zone, microseconds. perun compares them with naive datetimes, so one ending in `Z` breaks
+ * its `export`.
+ */
+export function naiveLocalTime(iso: string): string {
+  const d = new Date(iso);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds() * 1000, 6)}`
+  );
+}
 
 /** HDF5 names nest at '/': ids keep their text otherwise (and an `id` attribute keeps it whole). */
 export const nodeName = (id: string) => id.replace(/\//g, '_');

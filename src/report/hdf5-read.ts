@@ -37,9 +37,9 @@ import {
 } from './hdf5-layout.js';
 
 /** A bad or missing part of the tree: reported as one line naming the file and the place. */
-class TreeError extends Error {}
+export class TreeError extends Error {}
 
-type Attrs = Record<string, unknown>;
+export type Attrs = Record<string, unknown>;
 
 /**
  * Reads the report back from the tree hdf5.ts writes: perun's nodes, metrics and raw data,
@@ -47,7 +47,7 @@ type Attrs = Record<string, unknown>;
  * rounds and are not in the tree (the estimated energy summary, the region summary) are
  * computed from the rounds read, as the monitor computes them.
  */
-class TreeReader {
+export class TreeReader {
   constructor(private readonly h5: H5) {}
 
   group(parent: Group, name: string): Group {
@@ -102,9 +102,10 @@ class TreeReader {
     return v;
   }
 
-  /** A perun Stats metric. */
-  stats(node: Group, metric: string): Stat {
-    const m = this.group(this.group(node, 'metrics'), metricGroupName(metric));
+  /** A perun Stats metric; undefined when absent. */
+  optionalStats(node: Group, metric: string): Stat | undefined {
+    const m = this.optionalGroup(this.group(node, 'metrics'), metricGroupName(metric));
+    if (!m) return undefined;
     const a = attrsOf(m);
     const of = (k: string) => requiredNum(a, k, m.path);
     return { mean: of('mean'), std: of('std'), min: of('min'), max: of('max'), sum: of('sum') };
@@ -119,7 +120,8 @@ class TreeReader {
     const firstHost = this.firstChild(this.group(runs[0]!, 'nodes'));
     const series = this.series(firstHost);
     const rounds = runs.map((run) => this.round(run, series));
-    const summaryOf = (metric: string) => this.stats(multi, metric);
+    // A Stats over no measured value is no metric in the file (hdf5.ts): all NaN, as stat([]) is.
+    const summaryOf = (metric: string) => this.optionalStats(multi, metric) ?? stat([]);
     const omittedRounds = num(attrs, MULTI_RUN_ATTRS.omittedRounds, multi.path);
     return {
       kind: 'joulegate-report',
@@ -128,7 +130,10 @@ class TreeReader {
       runId: idOf(multi),
       failed: text(attrs, MULTI_RUN_ATTRS.failed, multi.path) === 'true',
       failure: text(attrs, MULTI_RUN_ATTRS.failure, multi.path),
-      created: text(attrs, MULTI_RUN_ATTRS.created, multi.path),
+      // Files written before joulegate_created kept the exact time in execution_dt.
+      created:
+        optionalText(attrs, MULTI_RUN_ATTRS.createdExact, multi.path) ??
+        text(attrs, MULTI_RUN_ATTRS.created, multi.path),
       host: idOf(firstHost),
       metadata: textAttrsExcept(attrsOf(runs[0]!), [
         ...Object.values(RUN_ATTRS),
@@ -278,15 +283,17 @@ class TreeReader {
     };
     const problems = this.optionalGroup(run, TABLES.problems);
     const total = hostTotalOf(a, run.path);
+    // Energy and what follows from it are no metric when nothing was measured (hdf5.ts).
+    const measured = (node: Group, metric: string) => this.metric(node, metric) ?? Number.NaN;
     const metrics: HostMetrics = {
       runtime: this.requiredMetric(run, 'runtime'),
-      energy: this.requiredMetric(host, 'energy'),
-      power: this.requiredMetric(run, 'power'),
+      energy: measured(host, 'energy'),
+      power: measured(run, 'power'),
       estimatedEnergy: num(a, RUN_ATTRS.estimatedEnergy, run.path) ?? Number.NaN,
       estimatedPower: num(a, RUN_ATTRS.estimatedPower, run.path) ?? Number.NaN,
-      facilityEnergy: this.requiredMetric(run, 'energy'),
-      co2: this.requiredMetric(run, 'co2'),
-      money: this.requiredMetric(run, 'money'),
+      facilityEnergy: measured(run, 'energy'),
+      co2: measured(run, 'co2'),
+      money: measured(run, 'money'),
       groups: this.groups(host),
       ...(total ? { total } : {}),
     };
@@ -314,7 +321,8 @@ class TreeReader {
       const method = optionalText(a, SOURCE_ATTRS.method, dg.path) as EnergyMethod | undefined;
       const value = (key: (typeof GROUP_VALUE_KEYS)[number]) => {
         const place = groupValuePlace(group, key, method);
-        return place.metric ? this.metric(dg, place.metric) : num(a, place.attribute, dg.path);
+        const metric = place.metric === undefined ? undefined : this.metric(dg, place.metric);
+        return metric ?? num(a, place.attribute, dg.path);
       };
       const gm: GroupMetrics = {
         energy: value('energy') ?? Number.NaN,
@@ -340,7 +348,13 @@ class TreeReader {
     const name = this.strings(table, 'name');
     const kind = this.strings(table, 'kind');
     const t = this.numbers(table, 't');
-    return name.map((n, i) => ({ name: n, kind: kind[i] as RegionEvent['kind'], t: t[i]! }));
+    const call = table.get('call') === null ? [] : this.strings(table, 'call');
+    return name.map((n, i) => ({
+      name: n,
+      kind: kind[i] as RegionEvent['kind'],
+      t: t[i]!,
+      ...(call[i] ? { call: call[i] } : {}),
+    }));
   }
 
   /**
@@ -412,30 +426,30 @@ function hostTotalOf(a: Attrs, where: string): HostTotal | undefined {
 }
 
 /** Attribute values in creation order. */
-function attrsOf(node: Node): Attrs {
+export function attrsOf(node: Node): Attrs {
   return Object.fromEntries(Object.entries(node.attrs).map(([k, a]) => [k, a.value]));
 }
 
 /** A node's id: its name, or the `id` attribute where the name had to change. */
-function idOf(node: Group): string {
+export function idOf(node: Group): string {
   const id = attrsOf(node).id;
   return typeof id === 'string' ? id : node.path.slice(node.path.lastIndexOf('/') + 1);
 }
 
-function optionalText(a: Attrs, name: string, where: string): string | undefined {
+export function optionalText(a: Attrs, name: string, where: string): string | undefined {
   const v = a[name];
   if (v !== undefined && typeof v !== 'string')
     throw new TreeError(`${where}: attribute ${name} is not text`);
   return v;
 }
 
-function text(a: Attrs, name: string, where: string): string {
+export function text(a: Attrs, name: string, where: string): string {
   const v = optionalText(a, name, where);
   if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
   return v;
 }
 
-function num(a: Attrs, name: string, where: string): number | undefined {
+export function num(a: Attrs, name: string, where: string): number | undefined {
   const v = a[name];
   if (v === undefined) return undefined;
   if (typeof v !== 'number' && typeof v !== 'bigint')
@@ -443,14 +457,14 @@ function num(a: Attrs, name: string, where: string): number | undefined {
   return Number(v);
 }
 
-function requiredNum(a: Attrs, name: string, where: string): number {
+export function requiredNum(a: Attrs, name: string, where: string): number {
   const v = num(a, name, where);
   if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
   return v;
 }
 
 /** The text attributes that are not joulegate's own (metadata on a RUN, config on a MULTI_RUN). */
-function textAttrsExcept(a: Attrs, own: readonly string[]): Record<string, string> {
+export function textAttrsExcept(a: Attrs, own: readonly string[]): Record<string, string> {
   const skip = new Set([...own, 'type', 'id']);
   return Object.fromEntries(
     Object.entries(a).filter((e): e is [string, string] => !skip.has(e[0]) && typeof e[1] === 'string'),
@@ -492,8 +506,11 @@ function hdf5Reason(err: unknown): string {
   return entries.at(-1)?.[1]?.trim() ?? message.split('\n')[0]!;
 }
 
-/** Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree. */
-export async function readHdf5(path: string): Promise<Report> {
+/**
+ * Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree, or
+ * one run of a file perun wrote (hdf5-perun-read.ts): `runId`, by default its latest.
+ */
+export async function readHdf5(path: string, runId?: string): Promise<Report> {
   checkSignature(path);
   const h5 = await loadH5();
   // HDF5 prints its error stack to stderr (40 lines for a truncated file); thrown instead, it
@@ -506,11 +523,21 @@ export async function readHdf5(path: string): Promise<Report> {
     } catch (err) {
       throw new ParseError(`${path}: not a readable HDF5 file (${hdf5Reason(err)})`);
     }
+    const reader = new TreeReader(h5);
+    const perun = await import('./hdf5-perun-read.js');
+    let fromPerun = false;
     try {
-      return new TreeReader(h5).report(file);
+      fromPerun = perun.isPerunTree(reader, file);
+      if (fromPerun) return perun.readPerunTree(reader, file, runId);
+      const report = reader.report(file);
+      if (runId !== undefined && runId !== report.runId)
+        throw new JoulegateError(`${path} holds run ${report.runId} only, not ${runId}`);
+      return report;
     } catch (err) {
       if (err instanceof TreeError)
-        throw new ParseError(`${path}: not a joulegate HDF5 report: ${err.message}`);
+        throw new ParseError(
+          `${path}: not a ${fromPerun ? 'perun' : 'joulegate'} HDF5 report: ${err.message}`,
+        );
       if (err instanceof JoulegateError) throw err;
       throw new ParseError(`${path}: damaged HDF5 report (${hdf5Reason(err)})`);
     } finally {

@@ -17,6 +17,7 @@ import {
   metricGroupName,
   NODE_TYPE,
   type Node,
+  naiveLocalTime,
   nodeName,
   PERUN_METRICS,
   type PerunUnit,
@@ -72,6 +73,8 @@ function addMetric(
   agg: Aggregate = 'sum',
 ): void {
   if (!PERUN_METRICS.has(metric)) throw new Error(`not a perun metric: ${metric}`);
+  // Nothing measured (or only estimated: see ESTIMATED_ATTRS) is no metric, never a NaN one.
+  if (Number.isNaN(typeof value === 'number' ? value : value.mean)) return;
   const m = orderedGroup(parent, metricGroupName(metric));
   describeValues(m, unit);
   m.create_attribute('type', metric);
@@ -110,8 +113,19 @@ function addGroupMetrics(node: Group, group: DeviceGroup, gm: GroupMetrics): voi
     const value = gm[key];
     if (value === undefined || ((key === 'energy' || key === 'power') && Number.isNaN(value))) continue;
     const place = groupValuePlace(group, key, gm.method);
-    if (place.metric) addMetric(metricsOf(node), place.metric, place.unit, value, place.agg);
+    // A series that gave no value (NaN) is no perun metric: its attribute keeps the NaN.
+    if (place.metric && !Number.isNaN(value))
+      addMetric(metricsOf(node), place.metric, place.unit, value, place.agg);
     else floatAttribute(node, place.attribute, value);
+  }
+}
+
+/** Only the perun metrics of a device group's values (addGroupMetrics writes the rest). */
+function addPerunGroupMetrics(metrics: Group, group: DeviceGroup, gm: GroupMetrics): void {
+  for (const key of GROUP_VALUE_KEYS) {
+    const value = gm[key];
+    const place = groupValuePlace(group, key, gm.method);
+    if (value !== undefined && place.metric) addMetric(metrics, place.metric, place.unit, value, place.agg);
   }
 }
 
@@ -142,10 +156,11 @@ function addSensor(parent: Group, s: SeriesSpec, position: number, times: number
 }
 
 /**
- * perun's region groups on a RUN: per region name, Stats over its calls in that round (perun
- * requires CPU_UTIL, GPU_UTIL, POWER, RUNTIME, N_RUNS, NaN where not sampled; joulegate adds
- * ENERGY) and the call start/stop times of rank 0 as `raw_data/0`, alternating, in seconds since
- * the round began. What perun has no place for goes to the `region_calls` table.
+ * perun's region groups on a RUN, as its importer reads them: per region name, Stats over its
+ * calls in that round under `metrics/` (RUNTIME, POWER, ENERGY, CPU_UTIL, GPU_UTIL; one not
+ * measured in any call is left out), the calls per rank as `N_RUNS` beside `metrics/`, and the
+ * call start/stop times of rank 0 as `raw_data/0`, alternating, in seconds since the round began.
+ * What perun has no place for goes to the `region_calls` table.
  */
 function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
   if (calls.length === 0) return;
@@ -156,11 +171,12 @@ function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
     g.create_attribute('id', name);
     intAttribute(g, 'processed', 1);
     intAttribute(g, 'world_size', 1);
-    addMetric(g, 'runtime', 's', stat(mine.map((c) => c.runtime)));
-    addMetric(g, 'power', 'W', stat(mine.map((c) => c.power)));
-    addMetric(g, 'energy', 'J', stat(mine.map((c) => c.energy)));
-    addMetric(g, 'cpu_util', '%', stat(mine.map((c) => c.cpuUtil ?? Number.NaN)));
-    addMetric(g, 'gpu_util', '%', stat(mine.map((c) => c.gpuUtil ?? Number.NaN)));
+    const metrics = orderedGroup(g, 'metrics');
+    addMetric(metrics, 'runtime', 's', stat(mine.map((c) => c.runtime)));
+    addMetric(metrics, 'power', 'W', stat(mine.map((c) => c.power)));
+    addMetric(metrics, 'energy', 'J', stat(mine.map((c) => c.energy)));
+    addMetric(metrics, 'cpu_util', '%', stat(mine.map((c) => c.cpuUtil ?? Number.NaN)));
+    addMetric(metrics, 'gpu_util', '%', stat(mine.map((c) => c.gpuUtil ?? Number.NaN)));
     addMetric(g, 'n_runs', '', stat([mine.length]));
     const times = mine.flatMap((c) => [c.start, c.stop]);
     orderedGroup(g, 'raw_data').create_dataset({ name: '0', data: Float64Array.from(times) });
@@ -198,6 +214,8 @@ function addEvents(run: Group, events: readonly RegionEvent[]): void {
     name: events.map((e) => e.name),
     kind: events.map((e) => e.kind),
     t: Float64Array.from(events, (e) => e.t),
+    // Call ids ('' for none) only when a client sent them: older files have no such column.
+    ...(events.some((e) => e.call !== undefined) ? { call: events.map((e) => e.call ?? '') } : {}),
   });
 }
 
@@ -271,6 +289,12 @@ function addRound(multi: Group, report: Report, round: RoundReport): void {
   const host = nodeGroup(nodesOf(run), report.host, NODE_TYPE.NODE);
   addMetric(metricsOf(host), 'runtime', 's', h.runtime, 'max');
   addMetric(metricsOf(host), 'energy', 'J', h.energy);
+  addMetric(metricsOf(host), 'power', 'W', h.power);
+  // perun's RUN and NODE carry their devices' metrics too (CPU_UTIL, DRAM_MEM, CPU_POWER, …):
+  // one host, one group per metric name, so the values are the groups' own.
+  for (const target of [run, host])
+    for (const [name, gm] of Object.entries(h.groups))
+      addPerunGroupMetrics(metricsOf(target), name as DeviceGroup, gm!);
   for (const [name, gm] of Object.entries(h.groups)) {
     const group = name as DeviceGroup;
     const dg = nodeGroup(nodesOf(host), group, NODE_TYPE.DEVICE_GROUP, { device_type: DEVICE_TYPE[group] });
@@ -296,13 +320,15 @@ export async function writeHdf5(report: Report, path: string): Promise<void> {
   const h5 = await loadH5();
   const file = new h5.File(path, 'w', { track_order: true });
   try {
+    const started = naiveLocalTime(report.created);
     const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
-      creation_dt: report.created,
-      last_execution_dt: report.created,
+      creation_dt: started,
+      last_execution_dt: started,
     });
     const multi = nodeGroup(nodesOf(app), report.runId, NODE_TYPE.MULTI_RUN, {
       [MULTI_RUN_ATTRS.appName]: report.app,
-      [MULTI_RUN_ATTRS.created]: report.created,
+      [MULTI_RUN_ATTRS.created]: started,
+      [MULTI_RUN_ATTRS.createdExact]: report.created,
       [MULTI_RUN_ATTRS.rounds]: String(report.rounds.length),
       [MULTI_RUN_ATTRS.failed]: String(report.failed),
       [MULTI_RUN_ATTRS.priceUnit]: report.priceUnit,
@@ -314,12 +340,16 @@ export async function writeHdf5(report: Report, path: string): Promise<void> {
     if (report.omittedRounds) intAttribute(multi, MULTI_RUN_ATTRS.omittedRounds, report.omittedRounds);
     addDiagnostics(multi, report.unavailable);
     const { summary } = report;
-    addMetric(metricsOf(multi), 'runtime', 's', summary.runtime!);
-    addMetric(metricsOf(multi), 'energy', 'J', summary.energy!);
-    addMetric(metricsOf(multi), 'power', 'W', summary.power!);
-    addMetric(metricsOf(multi), 'co2', 'g', summary.co2!);
-    // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
-    addMetric(metricsOf(multi), 'money', '', summary.money!);
+    // The APP's Stats are over all its runs: this file holds one invocation, so they are the
+    // MULTI_RUN's (perun's summary sentence reads ENERGY, CO2 and MONEY there).
+    for (const node of [app, multi]) {
+      addMetric(metricsOf(node), 'runtime', 's', summary.runtime!);
+      addMetric(metricsOf(node), 'energy', 'J', summary.energy!);
+      addMetric(metricsOf(node), 'power', 'W', summary.power!);
+      addMetric(metricsOf(node), 'co2', 'g', summary.co2!);
+      // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
+      addMetric(metricsOf(node), 'money', '', summary.money!);
+    }
     if (report.attribution) addAttribution(multi, report.attribution);
     for (const round of report.rounds) addRound(multi, report, round);
   } finally {

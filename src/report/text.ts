@@ -67,7 +67,10 @@ function roundsTable(report: Report): string {
 }
 
 function regionsTable(report: Report): string {
-  const estimatedOnly = report.regions.every((r) => !Number.isFinite(r.energy.mean));
+  // Measured power without energy (perun's regions) is not an estimate.
+  const estimatedOnly = report.regions.every(
+    (r) => !Number.isFinite(r.energy.mean) && !Number.isFinite(r.power.mean),
+  );
   // perun's utilisation columns, where a series was sampled (older reports have none).
   const utilColumns = (
     [

@@ -104,10 +104,14 @@ export async function writeReports(
   return allWritten;
 }
 
-/** Reads a report written as json or hdf5 (chosen by the file's suffix). */
-export async function readReport(path: string): Promise<Report> {
+/**
+ * Reads a report written as json or hdf5 (chosen by the file's suffix); `runId` picks a run of
+ * a perun .hdf5 file, which holds every run of its app.
+ */
+export async function readReport(path: string, runId?: string): Promise<Report> {
   const ext = extname(path).toLowerCase();
-  if (ext === '.hdf5' || ext === '.h5') return (await import('./hdf5.js')).readHdf5(path);
+  if (ext === '.hdf5' || ext === '.h5') return (await import('./hdf5.js')).readHdf5(path, runId);
+  if (runId !== undefined) throw new JoulegateError('--id picks a run of a perun .hdf5 file only');
   if (ext !== '.json') throw new JoulegateError(`${path}: can only import .json or .hdf5 reports`);
   let text: string;
   try {

@@ -14,6 +14,8 @@ import { FIXTURES } from './tmp.js';
 const PYTHON = '/usr/bin/python3';
 const INDEX = new URL('../../dist/index.js', import.meta.url).pathname;
 export const PERUN_CHECK = join(FIXTURES, 'perun_hdf5_check.py');
+/** Writes a file laid out as perun writes it: `python3 perun_hdf5_make.py FILE`. */
+export const FIXTURES_PERUN_MAKE = join(FIXTURES, 'perun_hdf5_make.py');
 
 /** Runs python3 with h5py; returns its output, failing the test on a non-zero exit. */
 export async function python(args: string[], what = 'python3'): Promise<string> {

@@ -301,7 +301,7 @@ describe('output formats', () => {
     const samples = report.rounds.reduce((a, round) => a + round.times.length * report.series.length, 0);
     assert.equal(csv.length - 1, samples);
     const bench = JSON.parse(readFileSync(join(out, 'fmt_r1.bench.json'), 'utf8'));
-    assert.equal(bench[0].name, 'fmt_r1 - RUNTIME');
+    assert.equal(bench[0].name, 'fmt - RUNTIME');
     assert.ok(bench[0].range !== undefined, 'two rounds give a range');
     const html = readFileSync(join(out, 'fmt_r1.html'), 'utf8');
     assert.match(html, /<svg/);

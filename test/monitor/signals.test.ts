@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { clockMs } from '../../src/monitor/clock.js';
 import { Sampler, SamplingLoop } from '../../src/monitor/sampler.js';
 import { NO_FILTERS, selectSeries } from '../../src/monitor/signals.js';
 import { Aggregation } from '../../src/platform/aggregation.js';
@@ -156,7 +157,7 @@ describe('sampler', () => {
     const { series } = selectSeries(pio);
     const sampler = new Sampler(pio, series);
     const data = {
-      originMs: performance.timeOrigin + performance.now(),
+      originMs: clockMs(),
       times: [] as number[],
       values: series.map(() => [] as number[]),
     };
@@ -176,7 +177,7 @@ describe('sampler', () => {
     const { pio } = await platform();
     const { series } = selectSeries(pio);
     const data = {
-      originMs: performance.timeOrigin + performance.now(),
+      originMs: clockMs(),
       times: [] as number[],
       values: series.map(() => [] as number[]),
     };

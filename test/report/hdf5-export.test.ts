@@ -91,7 +91,11 @@ describe('export of an HDF5 report', () => {
     const memory = report.rounds[0]!.metrics.host.groups.ram!.memory!;
     assert.ok(memory > 2 ** 31, `the fixture's memory in use is large: ${memory}`);
     const tree = JSON.parse(await python([PERUN_CHECK, runs['server-2s4c2t'].hdf5]));
-    assert.equal(tree.nodes.e1.nodes['0'].nodes[report.host].nodes.ram.metrics.DRAM_MEM.value, memory);
+    const run = tree.nodes.e1.nodes['0'];
+    assert.equal(run.nodes[report.host].nodes.ram.metrics.DRAM_MEM.value, memory);
+    // …and on RUN and NODE, where perun's text report reads it.
+    assert.equal(run.nodes[report.host].metrics.DRAM_MEM.value, memory);
+    assert.equal(run.metrics.DRAM_MEM.value, memory);
   });
 
   it('shows edits made to the tree with h5py: it is read from the tree', async () => {

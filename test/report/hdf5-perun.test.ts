@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { run } from '../helpers/cli.js';
 import { monitorJsonHdf5, onlyFile, PERUN_CHECK, python, regionsApp } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
@@ -23,7 +24,11 @@ interface PerunNode {
   metrics: Record<string, Metric>;
   nodes: Record<string, PerunNode>;
   samples?: number;
-  regions?: Record<string, { metrics: Record<string, Metric>; raw_data: Record<string, number[]> }>;
+  timestamps: Record<string, string>;
+  regions?: Record<
+    string,
+    { metrics: Record<string, Metric>; N_RUNS: Metric; raw_data: Record<string, number[]> }
+  >;
 }
 
 async function perunImport(path: string): Promise<PerunNode> {
@@ -52,6 +57,17 @@ describe("HDF5 reports as perun's importer reads them", () => {
     assert.equal(tree.type, 'APP');
     const multi = tree.nodes.mr1!;
     assert.equal(multi.type, 'MULTI_RUN');
+    // perun's naive local times (the checker refuses a zone), the report's start to the µs.
+    const naive = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/;
+    for (const dt of [
+      tree.timestamps.creation_dt,
+      tree.timestamps.last_execution_dt,
+      multi.timestamps.execution_dt,
+    ])
+      assert.match(dt!, naive);
+    assert.equal(new Date(multi.timestamps.execution_dt!).toISOString(), report.created);
+    // perun's summary sentence reads the APP's Stats.
+    same(tree.metrics.ENERGY!.sum, report.summary.energy!.sum);
     for (const [name, key] of [
       ['RUNTIME', 'runtime'],
       ['ENERGY', 'energy'],
@@ -72,6 +88,13 @@ describe("HDF5 reports as perun's importer reads them", () => {
       const host = runNode.nodes[report.host]!;
       assert.equal(host.type, 'NODE');
       same(host.metrics.ENERGY!.value, round.metrics.host.energy);
+      // perun's text report reads utilisation on RUN and NODE (the checker requires every
+      // device-group metric there; DRAM_MEM: hdf5-export.test.ts, whose fixture has meminfo).
+      const groups = round.metrics.host.groups;
+      for (const node of [runNode, host]) {
+        same(node.metrics.CPU_UTIL!.value, groups.cpu!.util!);
+        same(node.metrics.CPU_ENERGY!.value, groups.cpu!.energy);
+      }
       const cpu = host.nodes.cpu!;
       assert.equal(cpu.device_type, 'cpu');
       assert.equal(round.metrics.host.groups.cpu!.method, 'counter');
@@ -81,18 +104,18 @@ describe("HDF5 reports as perun's importer reads them", () => {
         assert.equal(sensor.type, 'SENSOR');
         assert.equal(sensor.samples, round.times.length, s.id);
       }
-      // Regions: perun's five Stats plus ENERGY, and start/stop pairs of rank 0.
+      // Regions: Stats under metrics/, N_RUNS beside them, start/stop pairs of rank 0.
       const calls = round.metrics.regions;
       assert.deepEqual(Object.keys(runNode.regions!).sort(), ['outer', 'step']);
       const steps = calls.filter((c) => c.name === 'step');
       const step = runNode.regions!.step!;
-      same(step.metrics.N_RUNS!.mean, 2);
+      same(step.N_RUNS.mean, 2);
       same(step.metrics.RUNTIME!.sum, steps[0]!.runtime + steps[1]!.runtime);
       same(step.metrics.ENERGY!.sum, steps[0]!.energy + steps[1]!.energy);
       // No GPU here; the CPU utilisation comes from the fixture's /proc/stat: 50 % in every call.
       for (const c of steps) assert.ok(Math.abs(c.cpuUtil! - 50) < 1e-9, `cpu util ${c.cpuUtil} %`);
       same(step.metrics.CPU_UTIL!.sum, steps[0]!.cpuUtil! + steps[1]!.cpuUtil!);
-      same(step.metrics.GPU_UTIL!.mean, Number.NaN);
+      assert.equal(step.metrics.GPU_UTIL, undefined, 'no GPU: no NaN GPU_UTIL');
       assert.deepEqual(
         step.raw_data['0'],
         steps.flatMap((c) => [c.start, c.stop]),
@@ -124,6 +147,60 @@ describe("HDF5 reports as perun's importer reads them", () => {
       Object.keys(host.nodes.cpu!.metrics).filter((m) => /ENERGY|POWER/.test(m)),
       [],
     );
-    same(host.metrics.ENERGY!.value, Number.NaN);
+    // Only estimated: no ENERGY or POWER metric anywhere (never a NaN one); the estimate is an attribute.
+    const run = tree.nodes[report.runId]!.nodes['0']!;
+    for (const node of [tree, tree.nodes[report.runId]!, run, host])
+      assert.deepEqual(
+        Object.keys(node.metrics).filter((m) => /ENERGY|POWER|CO2|MONEY/.test(m)),
+        [],
+        node.id,
+      );
+    assert.ok(Number.isFinite(report.rounds[0]!.metrics.host.estimatedEnergy));
+    assert.ok(run.metrics.CPU_UTIL, 'utilisation is measured, so it is there');
   });
 });
+
+describe("the checker encodes perun's rules", () => {
+  it('refuses region metrics beside metrics/, zoned timestamps, NaN metrics and missing RUN metrics', async () => {
+    const out = tempDir();
+    const root = copyFixture('vm-1s4c');
+    const report = await monitorJsonHdf5(
+      root,
+      out,
+      ['--sampling-period', '0.02', '--app-name', 'bad', '--run-id', 'r'],
+      [process.execPath, regionsApp(out, paddedStat(root))],
+    );
+    const file = onlyFile(out, /\.hdf5$/);
+    await perunImport(file); // as written: accepted
+    const round = '/bad/nodes/r/nodes/0';
+    // What joulegate wrote before (and perun cannot read), one change each.
+    await python([
+      '-c',
+      `import h5py, numpy as np
+with h5py.File(${JSON.stringify(file)}, "r+") as f:
+    step = f["${round}/regions/step"]
+    f.move(step.name + "/metrics/RUNTIME", step.name + "/RUNTIME")
+    f["/bad/nodes/r"].attrs["execution_dt"] = "2026-01-01T00:00:00.000Z"
+    f["${round}/metrics/RUNTIME"].attrs["value"] = np.nan
+    del f["${round}/metrics/CPU_UTIL"]
+`,
+    ]);
+    const r = await runChecker(file);
+    assert.equal(r.code, 1);
+    const lines = r.stdout.trim().split('\n').sort();
+    assert.deepEqual(
+      lines,
+      [
+        `/bad/nodes/r: execution_dt '2026-01-01T00:00:00.000Z' has a time zone; perun writes naive times`,
+        `${round}/metrics/RUNTIME: value is NaN (leave out what was not measured)`,
+        `${round}/regions/step: RUNTIME beside metrics/ (perun reads only metrics, N_RUNS, raw_data)`,
+        `${round}/regions/step: no RUNTIME metric`,
+        `${round}: no CPU_UTIL metric, which its cpu device group has`,
+      ].sort(),
+    );
+    assert.ok(report.rounds[0]!.metrics.host.groups.cpu!.util! > 0);
+  });
+});
+
+/** The checker's exit status and output, without failing on a non-zero exit. */
+const runChecker = (file: string) => run('/usr/bin/python3', [PERUN_CHECK, file]);

@@ -5,14 +5,17 @@ import { addConsumerOptions, addIdleOptions, attributionSetup } from './attribut
 
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/** `joulegate monitor [options] -- CMD ARGS…` */
+/** `joulegate monitor [options] [--] CMD ARGS…` (CMD may be a script: `monitor train.py`). */
 export function register(program: Command): void {
   // Options after the app's name belong to the app.
   program.enablePositionalOptions();
   const cmd = program
     .command('monitor')
     .summary('Run an app and report its energy, power, CO2 and cost')
-    .description('Run CMD (after --) while sampling energy sources; write reports to data_out.')
+    .description(
+      'Run CMD while sampling energy sources; write reports to data_out. CMD may be a script as with perun: ' +
+        'train.py runs with python3 and job.sh with sh unless executable. Options after CMD are its own.',
+    )
     .argument('<command...>', 'the app and its arguments')
     .passThroughOptions();
   addConfigOptions(cmd);

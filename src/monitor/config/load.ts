@@ -58,16 +58,37 @@ export function fileLayer(path: string): ConfigLayer | undefined {
   return { origin: path, data: parseIni(text, path) };
 }
 
-/** JOULEGATE_<KEY> for every key, e.g. JOULEGATE_SAMPLING_PERIOD, JOULEGATE_FORMAT. */
-export function envLayer(env: NodeJS.ProcessEnv = process.env): ConfigLayer {
+/**
+ * JOULEGATE_<KEY> for every key, e.g. JOULEGATE_SAMPLING_PERIOD, JOULEGATE_FORMAT; with
+ * prefix 'PERUN', perun's names for the same settings (PERUN_DATA_OUT, …).
+ */
+export function envLayer(env: NodeJS.ProcessEnv = process.env, prefix = 'JOULEGATE'): ConfigLayer {
   const data: IniData = {};
   for (const s of SECTIONS) {
     for (const key of Object.keys(CONFIG_SCHEMA[s])) {
-      const v = env[`JOULEGATE_${key.toUpperCase()}`];
+      const v = env[`${prefix}_${key.toUpperCase()}`];
       if (v !== undefined) sectionIn(data, s)[key] = v;
     }
   }
-  return { origin: 'environment (JOULEGATE_<KEY>)', data };
+  return { origin: `environment (${prefix}_<KEY>)`, data };
+}
+
+/**
+ * perun's project file (`.perun.ini`) as a layer: the settings joulegate has, validated like
+ * its own; perun's others (e.g. `[monitor] queue_timeout`) are returned as `ignored`, not errors.
+ */
+export function perunFileLayer(path: string): { layer: ConfigLayer; ignored: string[] } | undefined {
+  const file = fileLayer(path);
+  if (!file) return undefined;
+  const data: IniData = {};
+  const ignored: string[] = [];
+  for (const [section, keys] of Object.entries(file.data)) {
+    for (const [key, value] of Object.entries(keys)) {
+      if (keySchema(section, key)) sectionIn(data, section)[key] = value;
+      else ignored.push(`${section}.${key}`);
+    }
+  }
+  return { layer: { origin: path, data }, ignored };
 }
 
 /** Settings given as key → value (CLI flags), placed in their sections. */

@@ -38,6 +38,16 @@ const metricList = z
   .check(z.regex(/^[a-z_]+(\s*,\s*[a-z_]+)*$/, 'expected comma-separated metric names'));
 /** perun's `[debug] log_lvl` values, least severe first. */
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
+/** A log level in any case; perun's `WARN` is WARNING (as perun's sanitiser makes it). */
+const logLevel = z.pipe(
+  z.string().check(
+    z.overwrite((s) => {
+      const upper = s.trim().toUpperCase();
+      return upper === 'WARN' ? 'WARNING' : upper;
+    }),
+  ),
+  z.enum(LOG_LEVELS),
+);
 const magnitude = z.enum(['', 'p', 'n', 'u', 'µ', 'm', 'k', 'M', 'G', 'T']);
 
 /**
@@ -84,7 +94,7 @@ export const CONFIG_SCHEMA = {
     byte: { schema: magnitude, default: 'G' },
   },
   debug: {
-    log_lvl: { schema: z.enum(LOG_LEVELS), default: 'WARNING' },
+    log_lvl: { schema: logLevel, default: 'WARNING' },
     log_file: { schema: z.string(), default: '' },
   },
 } as const;

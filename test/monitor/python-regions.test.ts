@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { pairRegionEvents } from '../../src/monitor/regions-pairing.js';
+import type { Report } from '../../src/monitor/report-model.js';
+import { run, runCli } from '../helpers/cli.js';
+import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+/** Debian's interpreter, as CI has it; `python3` resolves to it first on the monitor's PATH. */
+const PYTHON = '/usr/bin/python3';
+const CLIENT = new URL('../../python', import.meta.url).pathname;
+const ROOT = copyFixture('vm-1s4c');
+const env = { JOULEGATE_SYSROOT: ROOT, PATH: `/usr/bin:${process.env.PATH}` };
+
+type Call = Report['rounds'][number]['metrics']['regions'][number];
+
+/** `monitor --data_out X -f json SCRIPT` of a Python script: its report and what it printed. */
+async function monitorScript(source: string, extraEnv: Record<string, string> = {}) {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'train.py'), source);
+  const r = await runCli(
+    ['monitor', '--data_out', 'X', '-f', 'json', '--sampling_period', '0.05', 'train.py'],
+    {
+      cwd: dir,
+      env: { ...env, ...extraEnv },
+    },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const [file] = readdirSync(join(dir, 'X'));
+  assert.match(file!, /^train_.*\.json$/, 'named after the script');
+  const report = JSON.parse(readFileSync(join(dir, 'X', file!), 'utf8'), (_k, v) =>
+    v === null ? Number.NaN : v,
+  ) as Report;
+  return { r, report, calls: report.rounds[0]!.metrics.regions };
+}
+
+/** The script's own record of its calls: lines `CALL name start_ns stop_ns` on stdout. */
+function ownCalls(stdout: string): { name: string; seconds: number }[] {
+  return [...stdout.matchAll(/^CALL (\S+) (\d+) (\d+)$/gm)].map((m) => ({
+    name: m[1]!,
+    seconds: Number(BigInt(m[3]!) - BigInt(m[2]!)) / 1e9,
+  }));
+}
+
+/** Same calls in count per name, and each call's duration within `tolerance` s (sorted by duration). */
+function assertMatch(calls: readonly Call[], own: { name: string; seconds: number }[], tolerance = 0.002) {
+  assert.equal(calls.length, own.length, JSON.stringify(calls.map((c) => c.name)));
+  for (const name of new Set(own.map((c) => c.name))) {
+    const reported = calls.filter((c) => c.name === name).map((c) => c.runtime);
+    const measured = own.filter((c) => c.name === name).map((c) => c.seconds);
+    assert.equal(reported.length, measured.length, `${name} calls`);
+    reported.sort((a, b) => a - b);
+    measured.sort((a, b) => a - b);
+    for (const [i, t] of reported.entries())
+      assert.ok(
+        Math.abs(t - measured[i]!) <= tolerance,
+        `${name}: reported ${t} s, script measured ${measured[i]} s`,
+      );
+  }
+}
+
+const PRELUDE = `import time, joulegate
+def timed(name, seconds, inner=None):
+    t0 = time.monotonic_ns()
+    with joulegate.region(name):
+        time.sleep(seconds)
+        if inner: inner()
+    print("CALL", name, t0, time.monotonic_ns(), flush=True)
+`;
+
+describe('Python regions client (python/joulegate) under joulegate monitor', () => {
+  it('monitor --data_out X -f json train.py: regions match the calls in count and (2 ms) duration', async () => {
+    const { r, report, calls } = await monitorScript(`${PRELUDE}
+assert joulegate.active()
+@joulegate.monitor("step")
+def step(k):
+    time.sleep(0.01 * k)
+for epoch in range(2):
+    timed("epoch", 0.03, lambda: [step(1), step(2)])
+    t0 = time.monotonic_ns(); step(3); print("CALL step", t0, time.monotonic_ns(), flush=True)
+timed("outer", 0.02, lambda: timed("inner", 0.02, lambda: timed("inner", 0.01)))
+`);
+    // The decorator's calls inside epochs are counted from the report's own pairing: 2 per epoch.
+    const own = ownCalls(r.stdout);
+    const insideEpochs = calls.filter((c) => c.name === 'step' && c.depth === 1);
+    assert.equal(insideEpochs.length, 4);
+    assertMatch(
+      calls.filter((c) => !(c.name === 'step' && c.depth === 1)),
+      own,
+    );
+    assert.deepEqual(report.regions.map((s) => [s.name, s.callsPerRound]).sort(), [
+      ['epoch', 2],
+      ['inner', 2],
+      ['outer', 1],
+      ['step', 6],
+    ]);
+    const inner = calls.filter((c) => c.name === 'inner');
+    assert.deepEqual(
+      inner.map((c) => c.depth),
+      [1, 2],
+      'recursion pairs per name',
+    );
+    const runtime = report.rounds[0]!.metrics.host.runtime;
+    for (const c of calls) assert.ok(c.start >= 0 && c.stop <= runtime && !c.open, JSON.stringify(c));
+  });
+
+  it('pairs each stop with its own start when threads interleave calls of one name', async () => {
+    // Thread k starts 10·k ms in and runs 40 + 40·k ms: calls end in start order, so pairing by
+    // a per-name stack would give 10, 70, 130, 190 ms instead of 40, 80, 120, 160 ms. The
+    // tolerance is wider than 2 ms here: a thread waits for the GIL between its clock reads.
+    const { r, calls } = await monitorScript(`${PRELUDE}
+import threading
+shared = joulegate.region("shared")
+def use_shared(seconds):
+    t0 = time.monotonic_ns()
+    with shared:
+        time.sleep(seconds)
+    print("CALL shared", t0, time.monotonic_ns(), flush=True)
+for target in (lambda s: timed("work", s), use_shared):
+    threads = [threading.Thread(target=target, args=(0.04 + 0.04 * k,)) for k in range(4)]
+    for t in threads: t.start(); time.sleep(0.01)
+    for t in threads: t.join()
+`);
+    assertMatch(calls, ownCalls(r.stdout), 0.005);
+  });
+
+  it('closes a region left open at exit at the end of the run, flagged open', async () => {
+    const { r, report, calls } = await monitorScript(`${PRELUDE}
+timed("done", 0.01)
+joulegate.region("left").start()
+time.sleep(0.05)
+`);
+    const left = calls.find((c) => c.name === 'left')!;
+    assert.ok(left.open);
+    assert.equal(left.stop, report.rounds[0]!.metrics.host.runtime);
+    assert.ok(left.runtime >= 0.05);
+    assert.ok(!calls.find((c) => c.name === 'done')!.open);
+    assert.match(r.stderr, /region left: started at [\d.]+ s and never stopped/);
+  });
+
+  it("keeps the user's PYTHONPATH after the client's", async () => {
+    const lib = tempDir();
+    writeFileSync(join(lib, 'usermod.py'), 'VALUE = 42\n');
+    const { r, calls } = await monitorScript(
+      `import sys, usermod, joulegate
+print("paths", [p for p in sys.path if p in (${JSON.stringify(CLIENT)}, ${JSON.stringify(lib)})], usermod.VALUE)
+with joulegate.region("r"): pass
+`,
+      { PYTHONPATH: lib },
+    );
+    assert.match(r.stdout, new RegExp(`paths \\['${CLIENT}', '${lib}'\\] 42`));
+    assert.equal(calls.length, 1);
+  });
+
+  it('does nothing outside the monitor, also with a stale JOULEGATE_REGION_FD', async () => {
+    const dir = tempDir();
+    const script = join(dir, 'plain.py');
+    writeFileSync(
+      script,
+      `import joulegate
+@joulegate.monitor
+def f(): return 7
+with joulegate.region("x"):
+    print(f(), joulegate.active(), f.__name__)
+`,
+    );
+    for (const fd of [undefined, '1', '3', 'junk']) {
+      const r = await run(PYTHON, [script], { env: { PYTHONPATH: CLIENT, JOULEGATE_REGION_FD: fd } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '7 False f\n', `JOULEGATE_REGION_FD=${fd}`);
+    }
+    const bad = await run(PYTHON, ['-c', 'import joulegate; joulegate.region("")'], {
+      env: { PYTHONPATH: CLIENT },
+    });
+    assert.match(bad.stderr, /TypeError: region name must be a non-empty string/);
+  });
+});
+
+describe('region call ids', () => {
+  it('pair a stop with its own start; events without ids keep the per-name stack', () => {
+    const { calls, problems } = pairRegionEvents(
+      [
+        { name: 'w', kind: 'start', t: 0, call: 'a' },
+        { name: 'w', kind: 'start', t: 1, call: 'b' },
+        { name: 'w', kind: 'stop', t: 2, call: 'a' },
+        { name: 'w', kind: 'stop', t: 3, call: 'b' },
+        { name: 'v', kind: 'start', t: 4 },
+        { name: 'v', kind: 'start', t: 5 },
+        { name: 'v', kind: 'stop', t: 6 },
+        { name: 'v', kind: 'stop', t: 7 },
+        { name: 'w', kind: 'stop', t: 8, call: 'zz' },
+      ],
+      9,
+    );
+    assert.deepEqual(
+      calls.map((c) => [c.name, c.start, c.stop]),
+      [
+        ['w', 0, 2],
+        ['w', 1, 3],
+        ['v', 4, 7],
+        ['v', 5, 6],
+      ],
+    );
+    assert.deepEqual(problems, ['region w: stop at 8.000 s without a start']);
+  });
+});
