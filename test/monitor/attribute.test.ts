@@ -89,7 +89,10 @@ describe('monitor --attribute: a busy app next to a sleeping process', () => {
     assert.equal(appRow?.split(',').at(-1), String(attribution.groups[0]!.app));
     assert.ok(csv.includes(`,attribution:${SLEEPER},attributed,J,,`));
     const bench = JSON.parse(readFileSync(onlyFile(out, /\.bench\.json$/), 'utf8')) as { name: string }[];
-    assert.ok(bench.some((e) => e.name === `spin_${report.runId} - APP_ENERGY`));
+    assert.ok(
+      bench.some((e) => e.name === 'spin - APP_ENERGY'),
+      JSON.stringify(bench.map((e) => e.name)),
+    );
     const hdf5 = onlyFile(out, /\.hdf5$/);
     await python([PERUN_CHECK, hdf5], 'perun layout check');
     const back = tempDir();
