@@ -70,6 +70,16 @@ export function percentiles(samples: number[], digits = 3): { p50_us: number; p9
   return { p50_us: at(0.5), p99_us: at(0.99) };
 }
 
+/**
+ * The bus and the daemon each run in a session of their own (setsid), as system services do:
+ * systemd starts every service as a session leader in a cgroup of its own. With the kernel's
+ * autogroup scheduling (on by default) the CPU is shared between sessions first, so a bench that
+ * kept them in its own session would have them compete with its hundred client processes for
+ * one session's share, as no deployed daemon does. JOULEGATE_BENCH_SAME_SESSION=1 keeps them in
+ * the bench's session (to compare).
+ */
+const SERVICE_SESSIONS = process.env.JOULEGATE_BENCH_SAME_SESSION !== '1';
+
 export interface RunningDaemon {
   /** The private bus's address, for clients. */
   address: string;
@@ -91,7 +101,7 @@ export async function startDaemon(work: string, env: Record<string, string> = {}
   const bus = spawn(
     'dbus-daemon',
     ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(work, 'bus')}`],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
+    { stdio: ['ignore', 'pipe', 'ignore'], detached: SERVICE_SESSIONS },
   );
   const procs: ChildProcess[] = [bus];
   const stop = async () => {
@@ -118,6 +128,7 @@ export async function startDaemon(work: string, env: Record<string, string> = {}
         ...env,
       },
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: SERVICE_SESSIONS,
     });
     procs.push(daemon);
     const ready = await Promise.race([

@@ -15,6 +15,9 @@ import { identityOf, type SessionRecord, SessionStore } from './sessions.js';
 import { shown } from './text.js';
 import { WriteMode } from './write-mode.js';
 
+/** Sessions checked by the liveness poll between two turns of the event loop. */
+const POLL_BATCH = 32;
+
 /** The names a session may read and write: its access lists as they were when it opened. */
 export interface AllowedNames {
   signals: ReadonlySet<string>;
@@ -77,8 +80,15 @@ export class SessionManager {
       recoverSessions(this.sessions, this.profiles, this.options.log);
       await this.writeMode.recover();
     });
+    let polling = false;
     this.poller = setInterval(() => {
-      void this.mutex.run(() => this.closeDeadSessions()).catch((err) => this.log(errorMessage(err)));
+      if (polling) return;
+      polling = true;
+      this.closeDeadSessions()
+        .catch((err) => this.log(errorMessage(err)))
+        .finally(() => {
+          polling = false;
+        });
     }, this.options.pollMs);
     this.poller.unref();
   }
@@ -92,12 +102,13 @@ export class SessionManager {
       for (const rec of this.sessions.all()) await this.closeCompletely(rec.client_pid, 'daemon stopping');
       await this.writeMode.end('daemon stopping');
     });
+    await this.sessions.flushed();
   }
 
   /** PlatformOpenSession: opens a session or adds a reference to the caller's own. */
   async open(caller: Caller): Promise<void> {
     const lists = await this.listsForNewSession(caller);
-    await this.mutex.run(() => this.openOrReference(caller, lists));
+    await this.decide(caller.pid, () => this.openOrReference(caller, lists));
   }
 
   /** PlatformCloseSession: drops one reference; the last one closes the session. */
@@ -112,7 +123,7 @@ export class SessionManager {
    * `authorize` runs first, told whether the session is the caller's own; it throws to refuse.
    */
   closeOf(pid: number, by: Caller, authorize: (own: boolean) => void): Promise<void> {
-    return this.mutex.run(async () => {
+    return this.decide(pid, async () => {
       const rec = this.sessions.get(pid);
       // A session under the caller's pid that is not its own (the pid was reused) is another's.
       authorize(pid === by.pid && (rec === undefined || belongsTo(rec, by)));
@@ -178,6 +189,7 @@ export class SessionManager {
     return reserved.then(async (slot) => {
       const handle = await this.servers.launch(slot, { runDir: this.options.runDir, signals, controls });
       this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
+      await this.sessions.settled(caller.pid);
       return handle;
     });
   }
@@ -214,7 +226,7 @@ export class SessionManager {
   async startProfile(caller: Caller, name: string): Promise<void> {
     checkProfileName(name);
     const lists = await this.listsForNewSession(caller);
-    return this.mutex.run(async () => {
+    return this.decide(caller.pid, async () => {
       const rec = await this.openOrReference(caller, lists);
       if (rec.profile_name !== undefined && rec.profile_name !== name) {
         throw new InvalidArgumentError(
@@ -250,7 +262,19 @@ export class SessionManager {
 
   /** Runs `fn` in the critical section with the caller's live session. */
   private withSession<T>(caller: Caller, method: string, fn: (rec: SessionRecord) => Promise<T>): Promise<T> {
-    return this.mutex.run(async () => fn(await this.liveSession(caller, method)));
+    return this.decide(caller.pid, async () => fn(await this.liveSession(caller, method)));
+  }
+
+  /**
+   * Runs a state change in the critical section, then waits (outside it, so no other client
+   * does) until the session record of `pid` is on file too: a reply means the record is there.
+   */
+  private async decide<T>(pid: number, section: () => Promise<T>): Promise<T> {
+    try {
+      return await this.mutex.run(section);
+    } finally {
+      await this.sessions.settled(pid);
+    }
   }
 
   /**
@@ -290,10 +314,26 @@ export class SessionManager {
     return names;
   }
 
+  /**
+   * The liveness poll. Owners are looked up in /proc outside the lock (a few milliseconds for
+   * hundreds of sessions, which no other client should wait for); only sessions found dead take
+   * the lock, and are checked again inside it.
+   */
   private async closeDeadSessions(): Promise<void> {
-    for (const rec of this.sessions.all()) {
-      if (!isSameProcess(identityOf(rec))) await this.closeCompletely(rec.client_pid, 'process exited');
+    const dead: SessionRecord[] = [];
+    const all = this.sessions.all();
+    for (let i = 0; i < all.length; i++) {
+      // Two /proc reads a session: calls waiting meanwhile go first every few dozen sessions.
+      if (i > 0 && i % POLL_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (!isSameProcess(identityOf(all[i]!))) dead.push(all[i]!);
     }
+    if (dead.length === 0) return;
+    await this.mutex.run(async () => {
+      for (const rec of dead) {
+        if (this.sessions.get(rec.client_pid) === rec && !isSameProcess(identityOf(rec)))
+          await this.closeCompletely(rec.client_pid, 'process exited');
+      }
+    });
   }
 
   /**
