@@ -108,7 +108,7 @@ export class SessionManager {
   /** PlatformOpenSession: opens a session or adds a reference to the caller's own. */
   async open(caller: Caller): Promise<void> {
     const lists = await this.listsForNewSession(caller);
-    await this.decide(caller.pid, () => this.openOrReference(caller, lists));
+    await this.mutex.run(() => this.openOrReference(caller, lists));
   }
 
   /** PlatformCloseSession: drops one reference; the last one closes the session. */
@@ -123,7 +123,7 @@ export class SessionManager {
    * `authorize` runs first, told whether the session is the caller's own; it throws to refuse.
    */
   closeOf(pid: number, by: Caller, authorize: (own: boolean) => void): Promise<void> {
-    return this.decide(pid, async () => {
+    return this.mutex.run(async () => {
       const rec = this.sessions.get(pid);
       // A session under the caller's pid that is not its own (the pid was reused) is another's.
       authorize(pid === by.pid && (rec === undefined || belongsTo(rec, by)));
@@ -189,6 +189,9 @@ export class SessionManager {
     return reserved.then(async (slot) => {
       const handle = await this.servers.launch(slot, { runDir: this.options.runDir, signals, controls });
       this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
+      // The reply waits for the record that names the server: a daemon restarted after a crash
+      // ends the servers its records name, so none can run on unwatched. Other replies do not
+      // wait for their records (a record lost in a crash only loses or keeps a reference).
       await this.sessions.settled(caller.pid);
       return handle;
     });
@@ -226,7 +229,7 @@ export class SessionManager {
   async startProfile(caller: Caller, name: string): Promise<void> {
     checkProfileName(name);
     const lists = await this.listsForNewSession(caller);
-    return this.decide(caller.pid, async () => {
+    return this.mutex.run(async () => {
       const rec = await this.openOrReference(caller, lists);
       if (rec.profile_name !== undefined && rec.profile_name !== name) {
         throw new InvalidArgumentError(
@@ -262,19 +265,7 @@ export class SessionManager {
 
   /** Runs `fn` in the critical section with the caller's live session. */
   private withSession<T>(caller: Caller, method: string, fn: (rec: SessionRecord) => Promise<T>): Promise<T> {
-    return this.decide(caller.pid, async () => fn(await this.liveSession(caller, method)));
-  }
-
-  /**
-   * Runs a state change in the critical section, then waits (outside it, so no other client
-   * does) until the session record of `pid` is on file too: a reply means the record is there.
-   */
-  private async decide<T>(pid: number, section: () => Promise<T>): Promise<T> {
-    try {
-      return await this.mutex.run(section);
-    } finally {
-      await this.sessions.settled(pid);
-    }
+    return this.mutex.run(async () => fn(await this.liveSession(caller, method)));
   }
 
   /**

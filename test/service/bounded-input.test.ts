@@ -84,7 +84,10 @@ test('one call carries at most the capped number of names, each of capped length
       { call: 'platformStopProfile', args: [[{ $repeat: ['r', LIMITS.regionNameBytes + 1] }]] },
       // The daemon is still up and serves a call at exactly the cap.
       { call: 'platformGetSignalInfo', args: [{ $fill: ['TIME', LIMITS.namesPerCall] }], quiet: true },
-      { call: 'platformStartBatch', args: [{ $fill: [{ name: 'TIME', domain: 0, idx: 0 }, LIMITS.namesPerCall + 1] }, []] },
+      {
+        call: 'platformStartBatch',
+        args: [{ $fill: [{ name: 'TIME', domain: 0, idx: 0 }, LIMITS.namesPerCall + 1] }, []],
+      },
     ],
     { user },
   );
@@ -92,7 +95,9 @@ test('one call carries at most the capped number of names, each of capped length
   assert.equal(batchOver!.name, INVALID);
   assert.match(
     batchOver!.message!,
-    new RegExp(`PlatformStartBatch argument 'signal_config': ${LIMITS.namesPerCall + 1} names, over the cap of ${LIMITS.namesPerCall}`),
+    new RegExp(
+      `PlatformStartBatch argument 'signal_config': ${LIMITS.namesPerCall + 1} names, over the cap of ${LIMITS.namesPerCall}`,
+    ),
   );
   assert.equal(h.daemon!.exitCode, null, 'the daemon is still running');
   assert.equal(tooMany!.name, INVALID);
