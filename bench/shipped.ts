@@ -5,7 +5,7 @@
  * joulegated on a private bus of its own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -70,6 +70,16 @@ export function percentiles(samples: number[], digits = 3): { p50_us: number; p9
   return { p50_us: at(0.5), p99_us: at(0.99) };
 }
 
+/**
+ * The bus and the daemon each run in a session of their own (setsid), as system services do:
+ * systemd starts every service as a session leader in a cgroup of its own. With the kernel's
+ * autogroup scheduling (on by default) the CPU is shared between sessions first, so a bench that
+ * kept them in its own session would have them compete with its hundred client processes for
+ * one session's share, as no deployed daemon does. JOULEGATE_BENCH_SAME_SESSION=1 keeps them in
+ * the bench's session (to compare).
+ */
+const SERVICE_SESSIONS = process.env.JOULEGATE_BENCH_SAME_SESSION !== '1';
+
 export interface RunningDaemon {
   /** The private bus's address, for clients. */
   address: string;
@@ -83,15 +93,48 @@ export interface RunningDaemon {
 }
 
 /**
- * A session-type dbus-daemon of its own (only this uid may connect, which is all a bench needs)
- * and dist/app/joulegated.js on it, with run and config directories under `work` and no
+ * A system-like bus: any user may connect and call (a bench runs some clients as an unprivileged
+ * user), only root may own names (packaging/io.github.geopm.conf, in short).
+ */
+function busConfig(socket: string): string {
+  return `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=${socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <allow send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus"/>
+  </policy>
+  <policy user="root">
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`;
+}
+
+/**
+ * A bus of its own (busConfig; its socket in `work`, which other users must be able to enter
+ * for them to connect) and dist/app/joulegated.js on it, with run and config directories under `work` and no
  * plugins. `env` adds to the environment (e.g. JOULEGATE_SYSROOT).
  */
 export async function startDaemon(work: string, env: Record<string, string> = {}): Promise<RunningDaemon> {
+  const config = join(work, 'bus.conf');
+  writeFileSync(config, busConfig(join(work, 'bus')));
   const bus = spawn(
     'dbus-daemon',
-    ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(work, 'bus')}`],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
+    ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'],
+    { stdio: ['ignore', 'pipe', 'ignore'], detached: SERVICE_SESSIONS },
   );
   const procs: ChildProcess[] = [bus];
   const stop = async () => {
@@ -118,6 +161,7 @@ export async function startDaemon(work: string, env: Record<string, string> = {}
         ...env,
       },
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: SERVICE_SESSIONS,
     });
     procs.push(daemon);
     const ready = await Promise.race([

@@ -12,8 +12,13 @@ const MiB = 1024 * KiB;
  * chooses to send.
  */
 export const LIMITS = {
-  /** Items in one array argument: names of a list or an info query, requests of a batch. */
-  namesPerCall: 16_384,
+  /**
+   * Items in one array argument: names of a list or an info query, requests of a batch.
+   * GEOPM sets no cap; its clients send at most a few thousand (every name of a node, each
+   * also as SERVICE::name, or a batch of a few signals per CPU). 16,384 let one call carry
+   * 9 MB and the daemon's RSS settle 50–60 MB higher after a flood of such calls.
+   */
+  namesPerCall: 4096,
   /** UTF-8 bytes of one signal, control, group or profile name. */
   nameBytes: 255,
   /** Region names in one PlatformStopProfile call. */

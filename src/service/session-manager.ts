@@ -15,6 +15,9 @@ import { identityOf, type SessionRecord, SessionStore } from './sessions.js';
 import { shown } from './text.js';
 import { WriteMode } from './write-mode.js';
 
+/** Sessions checked by the liveness poll between two turns of the event loop. */
+const POLL_BATCH = 32;
+
 /** The names a session may read and write: its access lists as they were when it opened. */
 export interface AllowedNames {
   signals: ReadonlySet<string>;
@@ -77,8 +80,15 @@ export class SessionManager {
       recoverSessions(this.sessions, this.profiles, this.options.log);
       await this.writeMode.recover();
     });
+    let polling = false;
     this.poller = setInterval(() => {
-      void this.mutex.run(() => this.closeDeadSessions()).catch((err) => this.log(errorMessage(err)));
+      if (polling) return;
+      polling = true;
+      this.closeDeadSessions()
+        .catch((err) => this.log(errorMessage(err)))
+        .finally(() => {
+          polling = false;
+        });
     }, this.options.pollMs);
     this.poller.unref();
   }
@@ -92,6 +102,7 @@ export class SessionManager {
       for (const rec of this.sessions.all()) await this.closeCompletely(rec.client_pid, 'daemon stopping');
       await this.writeMode.end('daemon stopping');
     });
+    await this.sessions.flushed();
   }
 
   /** PlatformOpenSession: opens a session or adds a reference to the caller's own. */
@@ -178,6 +189,10 @@ export class SessionManager {
     return reserved.then(async (slot) => {
       const handle = await this.servers.launch(slot, { runDir: this.options.runDir, signals, controls });
       this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
+      // The reply waits for the record that names the server: a daemon restarted after a crash
+      // ends the servers its records name, so none can run on unwatched. Other replies do not
+      // wait for their records (a record lost in a crash only loses or keeps a reference).
+      await this.sessions.settled(caller.pid);
       return handle;
     });
   }
@@ -290,10 +305,26 @@ export class SessionManager {
     return names;
   }
 
+  /**
+   * The liveness poll. Owners are looked up in /proc outside the lock (a few milliseconds for
+   * hundreds of sessions, which no other client should wait for); only sessions found dead take
+   * the lock, and are checked again inside it.
+   */
   private async closeDeadSessions(): Promise<void> {
-    for (const rec of this.sessions.all()) {
-      if (!isSameProcess(identityOf(rec))) await this.closeCompletely(rec.client_pid, 'process exited');
+    const dead: SessionRecord[] = [];
+    const all = this.sessions.all();
+    for (let i = 0; i < all.length; i++) {
+      // Two /proc reads a session: calls waiting meanwhile go first every few dozen sessions.
+      if (i > 0 && i % POLL_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (!isSameProcess(identityOf(all[i]!))) dead.push(all[i]!);
     }
+    if (dead.length === 0) return;
+    await this.mutex.run(async () => {
+      for (const rec of dead) {
+        if (this.sessions.get(rec.client_pid) === rec && !isSameProcess(identityOf(rec)))
+          await this.closeCompletely(rec.client_pid, 'process exited');
+      }
+    });
   }
 
   /**

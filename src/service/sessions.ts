@@ -1,8 +1,10 @@
 import { readdirSync, unlinkSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorMessage } from '../platform/errors.js';
 import { isSameProcess, type ProcessIdentity } from '../platform/process.js';
 import * as z from '../platform/validation.js';
-import { type Log, quarantine, secureMakeFile, secureReadFile } from './secure-files.js';
+import { type Log, quarantine, secureReadFile, secureWriteRecord } from './secure-files.js';
 
 /**
  * One client session: GEOPM's active_sessions schema fields plus `start_ticks` (field 22 of
@@ -36,10 +38,16 @@ export function identityOf(rec: SessionRecord): ProcessIdentity {
 
 /**
  * Session records in memory, mirrored to `session-<pid>.json` (0600, atomic) so a restarted
- * daemon keeps its clients.
+ * daemon keeps its clients. The files are written off the event loop, one write at a time per
+ * pid (each takes the record as it is then, so changes made meanwhile are written together):
+ * no client waits for another's file, and the event loop never waits for the disk.
  */
 export class SessionStore {
   private readonly sessions = new Map<number, SessionRecord>();
+  /** Per pid: the last write (or removal) of its file queued, until it is done. */
+  private readonly writes = new Map<number, Promise<void>>();
+  /** Pids whose queued write has not begun yet (it will take the newest record). */
+  private readonly queued = new Set<number>();
 
   constructor(
     private readonly runDir: string,
@@ -54,17 +62,49 @@ export class SessionStore {
     return [...this.sessions.values()];
   }
 
+  /** Keeps `rec` (changed in place or new) and queues the write of its file. */
   put(rec: SessionRecord): void {
     this.sessions.set(rec.client_pid, rec);
-    secureMakeFile(sessionFile(this.runDir, rec.client_pid), `${JSON.stringify(rec)}\n`);
+    this.mirror(rec.client_pid);
   }
 
+  /** Forgets the session of `pid` and queues the removal of its file. */
   remove(pid: number): void {
     this.sessions.delete(pid);
+    this.mirror(pid);
+  }
+
+  /** Resolves once the file of `pid` says what memory said when this was called. */
+  async settled(pid: number): Promise<void> {
+    await this.writes.get(pid);
+  }
+
+  /** Resolves once every file says what memory said when this was called. */
+  async flushed(): Promise<void> {
+    await Promise.all(this.writes.values());
+  }
+
+  private mirror(pid: number): void {
+    if (this.queued.has(pid)) return;
+    this.queued.add(pid);
+    const write = (this.writes.get(pid) ?? Promise.resolve()).then(() => this.writeFile(pid));
+    this.writes.set(pid, write);
+    void write.then(() => {
+      if (this.writes.get(pid) === write) this.writes.delete(pid);
+    });
+  }
+
+  /** Writes (or removes) the file of `pid` as memory has it now; a failure is logged. */
+  private async writeFile(pid: number): Promise<void> {
+    this.queued.delete(pid);
+    const rec = this.sessions.get(pid);
+    const path = sessionFile(this.runDir, pid);
     try {
-      unlinkSync(sessionFile(this.runDir, pid));
+      if (rec) await secureWriteRecord(path, `${JSON.stringify(rec)}\n`);
+      else await unlink(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (!rec && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      this.log(`joulegated: cannot ${rec ? 'write' : 'remove'} ${path}: ${errorMessage(err)}`);
     }
   }
 

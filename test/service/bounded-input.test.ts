@@ -75,16 +75,31 @@ test('floods of unique region names are refused past the caps; daemon memory sta
 });
 
 test('one call carries at most the capped number of names, each of capped length', async () => {
-  const [tooMany, tooLong, , tooManyRegions, tooLongRegion] = await h.client(
+  const [tooMany, tooLong, , tooManyRegions, tooLongRegion, atCap, batchOver] = await h.client(
     [
       { call: 'platformGetSignalInfo', args: [{ $fill: ['TIME', LIMITS.namesPerCall + 1] }] },
       { call: 'platformGetSignalInfo', args: [[{ $repeat: ['T', LIMITS.nameBytes + 1] }]] },
       { call: 'platformStartProfile', args: ['caps'] },
       { call: 'platformStopProfile', args: [{ $names: ['m-', LIMITS.regionsPerCall + 1, 8] }] },
       { call: 'platformStopProfile', args: [[{ $repeat: ['r', LIMITS.regionNameBytes + 1] }]] },
+      // The daemon is still up and serves a call at exactly the cap.
+      { call: 'platformGetSignalInfo', args: [{ $fill: ['TIME', LIMITS.namesPerCall] }], quiet: true },
+      {
+        call: 'platformStartBatch',
+        args: [{ $fill: [{ name: 'TIME', domain: 0, idx: 0 }, LIMITS.namesPerCall + 1] }, []],
+      },
     ],
     { user },
   );
+  assert.equal(atCap!.ok, true, atCap!.message);
+  assert.equal(batchOver!.name, INVALID);
+  assert.match(
+    batchOver!.message!,
+    new RegExp(
+      `PlatformStartBatch argument 'signal_config': ${LIMITS.namesPerCall + 1} names, over the cap of ${LIMITS.namesPerCall}`,
+    ),
+  );
+  assert.equal(h.daemon!.exitCode, null, 'the daemon is still running');
   assert.equal(tooMany!.name, INVALID);
   assert.match(
     tooMany!.message!,
