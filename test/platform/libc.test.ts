@@ -20,9 +20,17 @@ console.log(JSON.stringify({ before, after: loaded(), root, sid, pid: process.pi
 `;
   // setsid: the script leads its own session, so getsid must name its own pid (a runner may
   // start tests in session 0, for which sessionIdOf answers undefined).
-  const r = await run(process.execPath, ['--input-type=module', '-e', script], { prefix: ['setsid', '--wait'] });
+  const r = await run(process.execPath, ['--input-type=module', '-e', script], {
+    prefix: ['setsid', '--wait'],
+  });
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as { before: boolean; after: boolean; root: { uid: number }; sid: number; pid: number };
+  const out = JSON.parse(r.stdout) as {
+    before: boolean;
+    after: boolean;
+    root: { uid: number };
+    sid: number;
+    pid: number;
+  };
   assert.equal(out.before, false, 'importing loads no koffi');
   assert.equal(out.after, true);
   assert.equal(out.root.uid, 0);

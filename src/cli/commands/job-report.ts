@@ -1,0 +1,107 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../platform/errors.js';
+import { addConfigOptions, configFromOptions } from '../config-options.js';
+
+interface JobReportOptions {
+  prometheus: string;
+  slurmJob?: string;
+  nodes?: string;
+  start?: string;
+  end?: string;
+  scrapeInterval?: string;
+  format: string;
+  output?: string;
+}
+
+/** A time given as Unix seconds or an ISO 8601 date, as Unix seconds. */
+export function parseTime(text: string, option: string): number {
+  const trimmed = text.trim();
+  const seconds = /^\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : Date.parse(trimmed) / 1000;
+  if (!Number.isFinite(seconds)) {
+    throw new InvalidArgumentError(`${option} "${text}": expected Unix seconds or an ISO 8601 time`);
+  }
+  return seconds;
+}
+
+/** `joulegate job-report`: a (Slurm) job's energy on every node, from Prometheus (docs/exporter.md). */
+export function register(program: Command): void {
+  const cmd = program
+    .command('job-report')
+    .summary("Report a job's energy per node and device from Prometheus")
+    .description(
+      "Query Prometheus for the joulegate exporter counters of the job's nodes over its window and " +
+        'print energy per node and device, the total, CO2 and cost. Missing scrapes are stated as ' +
+        'gaps, never counted as zero.',
+    )
+    .requiredOption('--prometheus <url>', 'Prometheus base URL (e.g. http://prometheus:9090)')
+    .option(
+      '--slurm-job <id>',
+      'Slurm job id (nodes from SLURM_JOB_NODELIST; window from SLURM_JOB_START_TIME/SLURM_JOB_END_TIME when set)',
+    )
+    .option('--nodes <list>', 'nodes (node labels), as a Slurm host list: a,b,c or node[01-04]')
+    .option('--start <time>', 'window start: Unix seconds or ISO 8601')
+    .option('--end <time>', 'window end: Unix seconds or ISO 8601 (default: now)')
+    .option('--scrape-interval <s>', 'scrape interval in seconds (default: from the samples)')
+    .option('--format <list>', 'text, json or csv (comma-separated)', 'text')
+    .option('-o, --output <file>', 'write to this file instead of stdout (one format)');
+  addConfigOptions(cmd, ['pue', 'emissions_factor', 'price_factor', 'price_unit']);
+  cmd.action(async (opts: JobReportOptions & Record<string, unknown>) => {
+    const [{ expandHostlist }, { jobEnergy }, { PrometheusClient, prometheusUrl }, report] =
+      await Promise.all([
+        import('../../cluster/job-report/hostlist.js'),
+        import('../../cluster/job-report/job-energy.js'),
+        import('../../cluster/job-report/prometheus.js'),
+        import('../../report/job-report.js'),
+      ]);
+    const formats = opts.format.split(',').map((f) => f.trim());
+    for (const f of formats) {
+      if (!(report.JOB_REPORT_FORMATS as readonly string[]).includes(f)) {
+        throw new InvalidArgumentError(`--format "${f}": expected ${report.JOB_REPORT_FORMATS.join(', ')}`);
+      }
+    }
+    if (opts.output !== undefined && formats.length !== 1) {
+      throw new InvalidArgumentError('--output takes one format');
+    }
+    const env = process.env;
+    const fromJob = opts.slurmJob !== undefined && env.SLURM_JOB_ID === opts.slurmJob;
+    const nodeList = opts.nodes ?? (opts.slurmJob !== undefined ? env.SLURM_JOB_NODELIST : undefined);
+    if (nodeList === undefined || nodeList.trim() === '') {
+      throw new InvalidArgumentError(
+        opts.slurmJob !== undefined
+          ? `--slurm-job ${opts.slurmJob}: SLURM_JOB_NODELIST is not set; give --nodes (e.g. from scontrol show job ${opts.slurmJob})`
+          : 'give --nodes a,b,c or --slurm-job N',
+      );
+    }
+    const startText = opts.start ?? (fromJob ? env.SLURM_JOB_START_TIME : undefined);
+    if (startText === undefined) throw new InvalidArgumentError("give --start (the job's start time)");
+    const start = parseTime(startText, '--start');
+    const endText = opts.end ?? (fromJob ? env.SLURM_JOB_END_TIME : undefined);
+    const end = endText === undefined ? Date.now() / 1000 : parseTime(endText, '--end');
+    if (!(end > start))
+      throw new InvalidArgumentError(`the window ends (${endText ?? 'now'}) before it starts (${startText})`);
+    let intervalS: number | undefined;
+    if (opts.scrapeInterval !== undefined) {
+      intervalS = Number(opts.scrapeInterval);
+      if (!(intervalS > 0))
+        throw new InvalidArgumentError(`--scrape-interval "${opts.scrapeInterval}": expected seconds > 0`);
+    }
+    const config = await configFromOptions(opts);
+    const post = config['post-processing'];
+    const base = prometheusUrl(opts.prometheus);
+    const result = await jobEnergy(
+      new PrometheusClient(base),
+      base.href,
+      { job: opts.slurmJob, nodes: expandHostlist(nodeList), start, end, intervalS },
+      {
+        pue: post.pue,
+        emissionsFactor: post.emissions_factor,
+        priceFactor: post.price_factor,
+        priceUnit: post.price_unit,
+      },
+    );
+    const text = formats.map((f) => report.renderJobReport(result, f as 'text' | 'json' | 'csv')).join('\n');
+    if (opts.output !== undefined) writeFileSync(opts.output, text);
+    else process.stdout.write(text);
+  });
+}

@@ -1,0 +1,220 @@
+import {
+  attributeReadings,
+  CGROUP_ROOT,
+  type Consumer,
+  CPUACCT_MOUNTS,
+  type DeviceEnergy,
+  type DeviceKind,
+  kernelClockTicks,
+  type NodeReading,
+  openConsumer,
+  readNodeCpuTimes,
+  subdirectories,
+} from '../../monitor/attribution/index.js';
+import { DomainType } from '../../platform/domains.js';
+import { errorMessage } from '../../platform/errors.js';
+import type { Sysroot } from '../../platform/sysroot.js';
+import type { Topology } from '../../platform/topology.js';
+import type { NodeSample } from './node-metrics.js';
+
+/**
+ * Per-consumer energy for the exporter: at every scrape the node's energy counters, /proc/stat
+ * and each consumer's CPU counters are read, and the attribution engine (monitor/attribution)
+ * splits the interval since the previous scrape. Consumers are found on the node each scrape:
+ * Slurm jobs (their cgroups), users (systemd's user-<uid>.slice) and cgroups named on the
+ * command line. Label cardinality is bounded: at most `maxConsumers` are tracked (the energy of
+ * any other is "unattributed"), and a consumer that is gone or got no energy for `expiryS`
+ * seconds is dropped (its series disappear; if it comes back, its counter starts from 0 again,
+ * which Prometheus reads as a counter restart).
+ */
+export type ConsumerSource = 'slurm' | 'users';
+export const CONSUMER_SOURCES: readonly ConsumerSource[] = ['slurm', 'users'];
+
+export interface ConsumerOptions {
+  sources: readonly ConsumerSource[];
+  /** Cgroup paths given by the administrator ("/system.slice/x.service"). */
+  cgroups: readonly string[];
+  expiryS: number;
+  maxConsumers: number;
+}
+
+/** The exported per-consumer counters: joules by consumer id and device kind. */
+export interface ConsumerSeries {
+  consumer: string;
+  device: DeviceKind;
+  joules: number;
+}
+
+const STEPD_SCOPE = /^(?:.+_)?slurmstepd\.scope$/;
+
+/** Ids of the Slurm jobs that have a cgroup on this node (v2 and v1 layouts). */
+export function slurmJobsOnNode(root: Sysroot): string[] {
+  const ids = new Set<string>();
+  const addJobs = (dir: string) => {
+    for (const d of subdirectories(root, dir)) {
+      const m = /^job_(\d+)$/.exec(d);
+      if (m) ids.add(m[1]!);
+    }
+  };
+  const slice = `${CGROUP_ROOT}/system.slice`;
+  for (const scope of subdirectories(root, slice).filter((d) => STEPD_SCOPE.test(d)))
+    addJobs(`${slice}/${scope}`);
+  for (const mount of CPUACCT_MOUNTS) {
+    const base = `${CGROUP_ROOT}/${mount}`;
+    for (const slurm of subdirectories(root, base).filter((d) => /^slurm(?:_.+)?$/.test(d))) {
+      for (const uid of subdirectories(root, `${base}/${slurm}`).filter((d) => /^uid_\d+$/.test(d))) {
+        addJobs(`${base}/${slurm}/${uid}`);
+      }
+    }
+  }
+  return [...ids].sort((a, b) => Number(a) - Number(b));
+}
+
+/** Uids with a systemd user slice on this node (cgroup v2). */
+export function userSlicesOnNode(root: Sysroot): number[] {
+  return subdirectories(root, `${CGROUP_ROOT}/user.slice`)
+    .map((d) => /^user-(\d+)\.slice$/.exec(d)?.[1])
+    .filter((uid): uid is string => uid !== undefined)
+    .map(Number);
+}
+
+interface Tracked {
+  consumer: Consumer;
+  /** Monotonic s when it last got energy (or was found, before its first share). */
+  activeS: number;
+  /** µJ by device kind. */
+  uj: Map<DeviceKind, bigint>;
+}
+
+/** What one scrape found about consumers, for the exporter's own metrics and log. */
+export interface ConsumerScrape {
+  tracked: number;
+  /** Consumers found but not tracked because of maxConsumers. */
+  untracked: number;
+  /** Consumers that could not be opened, with why (first few). */
+  problems: string[];
+}
+
+export class ConsumerEnergy {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly unattributed = new Map<DeviceKind, bigint>();
+  private previous: NodeReading | undefined;
+  private readonly usPerTick = 1e6 / kernelClockTicks();
+
+  constructor(
+    private readonly root: Sysroot,
+    private readonly topology: Topology,
+    private readonly options: ConsumerOptions,
+  ) {}
+
+  /** Consumers on the node now, by id (opened lazily, so a vanished job is just not there). */
+  private discover(): Map<string, () => Consumer> {
+    const found = new Map<string, () => Consumer>();
+    const { sources } = this.options;
+    if (sources.includes('slurm')) {
+      for (const id of slurmJobsOnNode(this.root)) {
+        found.set(`slurm:${id}`, () => openConsumer({ kind: 'slurm-job', jobId: id }, this.root));
+      }
+    }
+    if (sources.includes('users')) {
+      for (const uid of userSlicesOnNode(this.root)) {
+        found.set(`user:${uid}`, () => {
+          const c = openConsumer({ kind: 'cgroup', path: `/user.slice/user-${uid}.slice` }, this.root);
+          return { id: `user:${uid}`, read: () => c.read() };
+        });
+      }
+    }
+    for (const path of this.options.cgroups) {
+      found.set(`cgroup:${path}`, () => openConsumer({ kind: 'cgroup', path }, this.root));
+    }
+    return found;
+  }
+
+  /** Attributes the interval since the previous scrape; `sample` holds the energy counters. */
+  update(sample: NodeSample): ConsumerScrape {
+    const problems: string[] = [];
+    const now = sample.timeS;
+    let untracked = 0;
+    for (const [id, open] of this.discover()) {
+      if (this.tracked.has(id)) continue;
+      if (this.tracked.size >= this.options.maxConsumers) {
+        untracked++;
+        continue;
+      }
+      try {
+        this.tracked.set(id, { consumer: open(), activeS: now, uj: new Map() });
+      } catch (err) {
+        if (problems.length < 5) problems.push(`${id}: ${errorMessage(err)}`);
+      }
+    }
+    // Gone consumers get no share either, so one rule expires both the idle and the gone.
+    for (const [id, t] of this.tracked) if (now - t.activeS > this.options.expiryS) this.tracked.delete(id);
+
+    const reading: NodeReading = {
+      timeS: now,
+      cpuTimes: readNodeCpuTimes(this.root, this.topology.numDomain(DomainType.Cpu), (reason) => {
+        if (problems.length < 5) problems.push(`/proc/stat: ${reason}`);
+      }),
+      energy: deviceEnergy(sample),
+      consumers: [...this.tracked.values()].map((t) => ({ id: t.consumer.id, cpu: t.consumer.read() })),
+    };
+    if (this.previous !== undefined && now > this.previous.timeS) {
+      const shares = attributeReadings(this.previous, reading, {
+        topology: this.topology,
+        usPerTick: this.usPerTick,
+        idlePolicy: 'none',
+      });
+      for (const s of shares) {
+        if (s.status !== 'ok') continue;
+        const kind = s.device.kind;
+        this.unattributed.set(
+          kind,
+          (this.unattributed.get(kind) ?? 0n) + BigInt(s.unattributedUj + s.idleUj),
+        );
+        for (const c of s.consumers) {
+          const t = this.tracked.get(c.id);
+          if (t === undefined || c.uj <= 0) continue;
+          t.uj.set(kind, (t.uj.get(kind) ?? 0n) + BigInt(c.uj));
+          t.activeS = now;
+        }
+      }
+    }
+    this.previous = reading;
+    return { tracked: this.tracked.size, untracked, problems };
+  }
+
+  /** Every tracked consumer's energy per device kind that has had a share. */
+  series(): ConsumerSeries[] {
+    const out: ConsumerSeries[] = [];
+    for (const t of this.tracked.values()) {
+      for (const [device, uj] of t.uj)
+        out.push({ consumer: t.consumer.id, device, joules: Number(uj) / 1e6 });
+    }
+    return out;
+  }
+
+  /** Energy no tracked consumer got, per device kind (other processes, idle, unreadable usage). */
+  unattributedSeries(): { device: DeviceKind; joules: number }[] {
+    return [...this.unattributed].map(([device, uj]) => ({ device, joules: Number(uj) / 1e6 }));
+  }
+}
+
+/** The devices the engine splits (packages, DRAM, GPUs; the board is not a device of one owner). */
+function deviceEnergy(sample: NodeSample): DeviceEnergy[] {
+  const out: DeviceEnergy[] = [];
+  const value = new Map(sample.values.map((v) => [v.channel, v.value]));
+  const channels = [...sample.values.map((v) => v.channel), ...sample.failures.map((f) => f.channel)];
+  for (const channel of channels) {
+    const kind = channel.rule.energy;
+    if (kind === undefined || kind === 'board') continue;
+    out.push({
+      device: {
+        kind,
+        domain: kind === 'gpu' ? DomainType.Gpu : DomainType.Package,
+        index: channel.index,
+      },
+      totalJ: value.get(channel) ?? Number.NaN,
+    });
+  }
+  return out;
+}
