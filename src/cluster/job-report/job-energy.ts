@@ -86,14 +86,29 @@ const J_PER_KWH = 3.6e6;
 
 const iso = (unixS: number) => new Date(unixS * 1000).toISOString();
 
-function describeGap(node: string, d: DeviceWindowEnergy, g: Gap): string {
+const deviceName = (d: DeviceWindowEnergy) => (d.kind === 'board' ? 'board' : `${d.kind} ${d.index}`);
+
+/** One sentence per gap of a node; a gap every device of the node shares is stated once. */
+function describeGaps(n: NodeWindowEnergy): string[] {
   const what = {
     'no-data': 'no samples',
     restart: 'exporter restarted, energy before the restart unknown',
     bridged: 'scrapes missed, energy bridged by the counter (exact)',
-  }[g.kind];
-  const device = d.kind === 'board' ? 'board' : `${d.kind} ${d.index}`;
-  return `${node} ${device}: ${what} from ${iso(g.start)} to ${iso(g.end)} (${(g.end - g.start).toFixed(1)} s)`;
+  };
+  const same = new Map<string, { gap: Gap; devices: string[] }>();
+  for (const d of n.devices) {
+    for (const gap of d.gaps) {
+      const key = `${gap.kind} ${gap.start} ${gap.end}`;
+      const entry = same.get(key) ?? { gap, devices: [] };
+      entry.devices.push(deviceName(d));
+      same.set(key, entry);
+    }
+  }
+  return [...same.values()].map(({ gap, devices }) => {
+    const where = devices.length === n.devices.length ? 'all devices' : devices.join(', ');
+    const span = `${iso(gap.start)} to ${iso(gap.end)} (${(gap.end - gap.start).toFixed(1)} s)`;
+    return `${n.node} (${where}): ${what[gap.kind]}, ${span}`;
+  });
 }
 
 /** Groups a range query's series by node, then device. */
@@ -146,7 +161,7 @@ export async function jobEnergy(
   for (const n of perNode) {
     if (n.devices.length === 0)
       gaps.push(`${n.node}: no energy series in Prometheus for the window (node down or not scraped)`);
-    for (const d of n.devices) for (const g of d.gaps) gaps.push(describeGap(n.node, d, g));
+    gaps.push(...describeGaps(n));
   }
   const withData = perNode.filter((n) => Number.isFinite(n.joules));
   const energy = withData.length === 0 ? Number.NaN : withData.reduce((a, n) => a + n.joules, 0);
