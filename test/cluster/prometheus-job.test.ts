@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { JobEnergyReport } from '../../src/cluster/job-report/job-energy.js';
-import { runCli } from '../helpers/cli.js';
+import { run, runCli } from '../helpers/cli.js';
 import { freePort, RaplCounterFile, type RunningExporter, startExporter } from '../helpers/exporter.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
@@ -18,6 +18,8 @@ import { copyFixture, tempDir } from '../helpers/tmp.js';
  */
 
 const SCRAPE_S = 1;
+const PACKAGING = new URL('../../packaging/', import.meta.url).pathname;
+const BIN = new URL('../../bin/', import.meta.url).pathname;
 const NODES = ['node1', 'node2', 'node3'] as const;
 /** Watts of each node's zones: package 0, package 1, dram (attribution/node fixture zones). */
 const WATTS: Record<(typeof NODES)[number], [number, number, number]> = {
@@ -267,6 +269,35 @@ describe('Prometheus scraping three exporters, and the job report', () => {
     assert.match(text.stdout, /at PUE 1\.5/);
     assert.match(text.stdout, /^job,node,device,index,energy_j,covered_s,window_s,gaps$/m);
     assert.match(text.stdout, /^,node2,package,0,[\d.]+,/m);
+
+    // The Slurm epilog (packaging/) writes the same report into the job's directory. Slurm is not
+    // installed here: a stand-in scontrol prints the job record as Slurm formats it (local time).
+    const bin = tempDir('joulegate-fake-slurm-');
+    const workDir = tempDir('joulegate-job-dir-');
+    const local = (unixS: number) => {
+      const d = new Date(Math.round(unixS) * 1000);
+      const p2 = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}T${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+    };
+    writeFileSync(
+      join(bin, 'scontrol'),
+      `#!/bin/sh\necho "JobId=4242 JobName=app\n   UserId=root(0) GroupId=root(0)\n   StartTime=${local(start)} EndTime=${local(end)} Deadline=N/A\n   NodeList=node[1-3]\n   WorkDir=${workDir}"\n`,
+      { mode: 0o755 },
+    );
+    const epilog = await run('sh', [join(PACKAGING, 'slurm-epilog-job-energy.sh')], {
+      env: {
+        SLURM_JOB_ID: '4242',
+        SLURM_JOB_NODELIST: undefined,
+        JOULEGATE_PROMETHEUS: prometheus.url,
+        JOULEGATE_SCRAPE_WAIT: '0',
+        PATH: `${bin}:${BIN}:${process.env.PATH}`,
+      },
+    });
+    assert.equal(epilog.code, 0, epilog.stderr);
+    const written = readFileSync(join(workDir, 'slurm-4242.energy.txt'), 'utf8');
+    assert.match(written, /^Job 4242 energy: /);
+    for (const n of ['node1', 'node2', 'node3'])
+      assert.match(written, new RegExp(`\\| +${n} \\| +[\\d.]+ k?J \\|`));
   });
 
   it('says in one line when Prometheus cannot be reached or the input is wrong', async () => {
