@@ -150,6 +150,9 @@ export const METRIC_RULES: readonly MetricRule[] = [
   },
 ];
 
+/** Why a channel has no value when PlatformIO gave NaN without an error (a rate before two readings). */
+export const NO_VALUE = 'no value';
+
 /** One pushed signal: a rule at one device index. */
 export interface Channel {
   rule: MetricRule;
@@ -231,7 +234,7 @@ export class NodeSampler {
         value = this.pio.sample(channel.handle);
         if (!Number.isFinite(value)) {
           const err = this.pio.sampleError(channel.handle);
-          reason = err ? errorMessage(err) : (batchError ?? 'no value');
+          reason = err ? errorMessage(err) : (batchError ?? NO_VALUE);
         }
       } catch (err) {
         value = Number.NaN;
@@ -239,7 +242,7 @@ export class NodeSampler {
       }
       if (channel.counter !== undefined && reason === undefined) value = channel.counter.feed(value);
       if (reason === undefined && Number.isFinite(value)) values.push({ channel, value });
-      else failures.push({ channel, reason: reason ?? 'no value' });
+      else failures.push({ channel, reason: reason ?? NO_VALUE });
     }
     return { timeS: (before + after) / 2000, values, failures, readSeconds: (after - before) / 1000 };
   }
