@@ -20,13 +20,24 @@ export interface RunningExporter {
 export async function startExporter(
   root: string,
   node: string,
-  options: { port?: number; args?: string[]; env?: Record<string, string> } = {},
+  /** `prefix`: words before the command (setpriv … env … to run as another user). */
+  options: { port?: number; args?: string[]; env?: Record<string, string>; prefix?: string[] } = {},
 ): Promise<RunningExporter> {
-  const child = spawn(
+  const command = [
+    ...(options.prefix ?? []),
     process.execPath,
-    [CLI, 'exporter', '--listen', `127.0.0.1:${options.port ?? 0}`, '--node', node, ...(options.args ?? [])],
-    { env: { ...process.env, JOULEGATE_SYSROOT: root, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+    CLI,
+    'exporter',
+    '--listen',
+    `127.0.0.1:${options.port ?? 0}`,
+    '--node',
+    node,
+    ...(options.args ?? []),
+  ];
+  const child = spawn(command[0]!, command.slice(1), {
+    env: { ...process.env, JOULEGATE_SYSROOT: root, ...options.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`exporter ${node} did not start: ${stderr}`)), 20_000);
