@@ -24,7 +24,7 @@ export function renderJobText(r: JobEnergyReport): string {
     n.devices.map((d) => `${deviceName(d.kind, d.index)} ${withUnit(d.joules, 'J')}`).join(', ') || 'no data',
   ]);
   const lines = [
-    `${title}: ${r.start} to ${r.end} (${r.windowS.toFixed(1)} s), ${r.nodes.length} node(s), from ${r.prometheus}`,
+    `${title}: ${r.start} to ${r.end} (${r.windowS.toFixed(1)} s), ${r.nodes.length} node(s), from ${r.source}`,
     '',
     markdownTable(['Node', 'Energy', 'Coverage', 'Total rule', 'Devices'], nodeRows),
     '',

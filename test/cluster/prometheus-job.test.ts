@@ -237,7 +237,7 @@ describe('Prometheus scraping three exporters, and the job report', () => {
       ),
       report.gaps.join('\n'),
     );
-    assert.ok(report.gaps.some((g) => /^node9: no energy series/.test(g)));
+    assert.ok(report.gaps.some((g) => /^node9: no energy data for the window/.test(g)));
     assert.equal(report.job, '4242');
     // CO2 and cost with the monitor's default factors (230 gCO2e/kWh, 0.2678 €/kWh, PUE 1).
     assert.ok(Math.abs(report.co2 - (report.energy / 3.6e6) * 230) < 1e-9);

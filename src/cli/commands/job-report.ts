@@ -1,10 +1,12 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../platform/errors.js';
 import { addConfigOptions, configFromOptions } from '../config-options.js';
 
 interface JobReportOptions {
-  prometheus: string;
+  prometheus?: string;
+  reports?: string[];
   slurmJob?: string;
   nodes?: string;
   start?: string;
@@ -24,6 +26,35 @@ export function parseTime(text: string, option: string): number {
   return seconds;
 }
 
+/**
+ * The monitor JSON reports named: files as given, and in a directory every `*.json` that is a
+ * monitor report (a job report or another JSON file there is skipped).
+ */
+function monitorReports(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const path of paths) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch {
+      throw new InvalidArgumentError(`--reports: ${path} does not exist`);
+    }
+    if (!isDir) {
+      out.push(path);
+      continue;
+    }
+    for (const name of readdirSync(path)
+      .filter((n) => n.endsWith('.json') && !n.endsWith('.bench.json'))
+      .sort()) {
+      const file = join(path, name);
+      if (/"kind"\s*:\s*"joulegate-report"/.test(readFileSync(file, 'utf8').slice(0, 200))) out.push(file);
+    }
+  }
+  if (out.length === 0)
+    throw new InvalidArgumentError(`--reports: no monitor JSON report in ${paths.join(', ')}`);
+  return out;
+}
+
 /** `joulegate job-report`: a (Slurm) job's energy on every node, from Prometheus (docs/exporter.md). */
 export function register(program: Command): void {
   const cmd = program
@@ -34,7 +65,11 @@ export function register(program: Command): void {
         'print energy per node and device, the total, CO2 and cost. Missing scrapes are stated as ' +
         'gaps, never counted as zero.',
     )
-    .requiredOption('--prometheus <url>', 'Prometheus base URL (e.g. http://prometheus:9090)')
+    .option('--prometheus <url>', 'Prometheus base URL (e.g. http://prometheus:9090)')
+    .option(
+      '--reports <path...>',
+      'instead of Prometheus: per-node monitor JSON reports (files or directories)',
+    )
     .option(
       '--slurm-job <id>',
       'Slurm job id (nodes from SLURM_JOB_NODELIST; window from SLURM_JOB_START_TIME/SLURM_JOB_END_TIME when set)',
@@ -63,7 +98,47 @@ export function register(program: Command): void {
     if (opts.output !== undefined && formats.length !== 1) {
       throw new InvalidArgumentError('--output takes one format');
     }
+    if ((opts.prometheus === undefined) === (opts.reports === undefined)) {
+      throw new InvalidArgumentError(
+        'give either --prometheus URL or --reports PATH… (per-node monitor reports)',
+      );
+    }
     const env = process.env;
+    const config = await configFromOptions(opts);
+    const post = config['post-processing'];
+    const factors = {
+      pue: post.pue,
+      emissionsFactor: post.emissions_factor,
+      priceFactor: post.price_factor,
+      priceUnit: post.price_unit,
+    };
+    const write = (result: Parameters<typeof report.renderJobReport>[0]) => {
+      const text = formats
+        .map((f) => report.renderJobReport(result, f as 'text' | 'json' | 'csv'))
+        .join('\n');
+      if (opts.output !== undefined) writeFileSync(opts.output, text);
+      else process.stdout.write(text);
+    };
+    if (opts.reports !== undefined) {
+      const [{ combineReports }, { reportFromJson }] = await Promise.all([
+        import('../../cluster/job-report/from-reports.js'),
+        import('../../report/json.js'),
+      ]);
+      const list = opts.nodes ?? (opts.slurmJob !== undefined ? env.SLURM_JOB_NODELIST : undefined);
+      const loaded = monitorReports(opts.reports).map((path) => ({
+        path,
+        report: reportFromJson(readFileSync(path, 'utf8'), path),
+      }));
+      write(
+        combineReports(
+          loaded,
+          list === undefined || list.trim() === '' ? undefined : expandHostlist(list),
+          { job: opts.slurmJob ?? '', source: `monitor reports ${opts.reports.join(' ')}` },
+          factors,
+        ),
+      );
+      return;
+    }
     const fromJob = opts.slurmJob !== undefined && env.SLURM_JOB_ID === opts.slurmJob;
     const nodeList = opts.nodes ?? (opts.slurmJob !== undefined ? env.SLURM_JOB_NODELIST : undefined);
     if (nodeList === undefined || nodeList.trim() === '') {
@@ -86,22 +161,14 @@ export function register(program: Command): void {
       if (!(intervalS > 0))
         throw new InvalidArgumentError(`--scrape-interval "${opts.scrapeInterval}": expected seconds > 0`);
     }
-    const config = await configFromOptions(opts);
-    const post = config['post-processing'];
-    const base = prometheusUrl(opts.prometheus);
-    const result = await jobEnergy(
-      new PrometheusClient(base),
-      base.href,
-      { job: opts.slurmJob, nodes: expandHostlist(nodeList), start, end, intervalS },
-      {
-        pue: post.pue,
-        emissionsFactor: post.emissions_factor,
-        priceFactor: post.price_factor,
-        priceUnit: post.price_unit,
-      },
+    const base = prometheusUrl(opts.prometheus!);
+    write(
+      await jobEnergy(
+        new PrometheusClient(base),
+        base.href,
+        { job: opts.slurmJob, nodes: expandHostlist(nodeList), start, end, intervalS },
+        factors,
+      ),
     );
-    const text = formats.map((f) => report.renderJobReport(result, f as 'text' | 'json' | 'csv')).join('\n');
-    if (opts.output !== undefined) writeFileSync(opts.output, text);
-    else process.stdout.write(text);
   });
 }

@@ -60,7 +60,8 @@ export interface JobEnergyReport {
   kind: 'joulegate-job-report';
   version: 1;
   job: string;
-  prometheus: string;
+  /** Where the figures come from: "Prometheus <url>" or "monitor reports <paths>". */
+  source: string;
   created: string;
   start: string;
   end: string;
@@ -132,15 +133,9 @@ function nodeEnergy(node: string, series: readonly RangeSeries[], window: JobWin
       return { kind, index, ...counterWindowEnergy(samples, window.start, window.end, window.intervalS) };
     })
     .sort((a, b) => KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind) || Number(a.index) - Number(b.index));
-  if (devices.length === 0) {
-    return { node, joules: Number.NaN, rule: 'no data', coverage: 0, devices };
-  }
-  const parts: EnergyPart[] = devices
-    .filter((d) => Number.isFinite(d.joules))
-    .map((d) => ({ group: GROUP[d.kind], energy: d.joules, outsidePlatform: d.kind === 'gpu' }));
-  const total = hostTotal(parts);
-  const coverage = windowS > 0 ? (Math.min(...devices.map((d) => d.coveredS)) / windowS) * 100 : 0;
-  return { node, joules: total.energy, rule: total.total.rule, coverage, devices };
+  const coverage =
+    devices.length > 0 && windowS > 0 ? (Math.min(...devices.map((d) => d.coveredS)) / windowS) * 100 : 0;
+  return { node, ...nodeTotal(devices), coverage, devices };
 }
 
 /** Queries Prometheus and builds the job's report. */
@@ -157,26 +152,56 @@ export async function jobEnergy(
   const expr = `{__name__=~"joulegate_(package|dram|gpu|board)_energy_joules_total",node=~"${nodes}"}[${rangeS}s]`;
   const found = byNode(await client.rangeVector(expr, queryEnd));
   const perNode = window.nodes.map((n) => nodeEnergy(n, found.get(n) ?? [], window));
+  return assembleJobReport(
+    { job: window.job ?? '', source: `Prometheus ${prometheus}`, start: window.start, end: window.end },
+    perNode,
+    factors,
+    nowS,
+  );
+}
+
+/** What every job report says around its nodes. */
+export interface JobReportHead {
+  job: string;
+  source: string;
+  /** Unix seconds. */
+  start: number;
+  end: number;
+}
+
+/**
+ * The totals, CO2, cost and gap list of a job from its nodes' energy (nodes from Prometheus or
+ * from per-node monitor reports). `notes`: gaps found outside the devices' samples.
+ */
+export function assembleJobReport(
+  head: JobReportHead,
+  perNode: NodeWindowEnergy[],
+  factors: PostFactors,
+  nowS = Date.now() / 1000,
+  notes: string[] = [],
+): JobEnergyReport {
   const gaps: string[] = [];
   for (const n of perNode) {
     if (n.devices.length === 0)
-      gaps.push(`${n.node}: no energy series in Prometheus for the window (node down or not scraped)`);
+      gaps.push(`${n.node}: no energy data for the window (node down, not scraped or no report)`);
     gaps.push(...describeGaps(n));
   }
+  gaps.push(...notes);
   const withData = perNode.filter((n) => Number.isFinite(n.joules));
   const energy = withData.length === 0 ? Number.NaN : withData.reduce((a, n) => a + n.joules, 0);
-  const complete = perNode.every((n) => Number.isFinite(n.joules) && n.coverage >= 100 - 1e-9);
+  const complete =
+    notes.length === 0 && perNode.every((n) => Number.isFinite(n.joules) && n.coverage >= 100 - 1e-9);
   const facilityEnergy = energy * factors.pue;
   const kwh = facilityEnergy / J_PER_KWH;
   return {
     kind: 'joulegate-job-report',
     version: 1,
-    job: window.job ?? '',
-    prometheus,
+    job: head.job,
+    source: head.source,
     created: new Date(nowS * 1000).toISOString(),
-    start: iso(window.start),
-    end: iso(window.end),
-    windowS: window.end - window.start,
+    start: iso(head.start),
+    end: iso(head.end),
+    windowS: head.end - head.start,
     nodes: perNode,
     energy,
     complete,
@@ -187,4 +212,14 @@ export async function jobEnergy(
     factors,
     gaps,
   };
+}
+
+/** A node's total from its devices by the monitor's host total rule; NaN without a device. */
+export function nodeTotal(devices: readonly DeviceWindowEnergy[]): { joules: number; rule: string } {
+  if (devices.length === 0) return { joules: Number.NaN, rule: 'no data' };
+  const parts: EnergyPart[] = devices
+    .filter((d) => Number.isFinite(d.joules))
+    .map((d) => ({ group: GROUP[d.kind], energy: d.joules, outsidePlatform: d.kind === 'gpu' }));
+  const total = hostTotal(parts);
+  return { joules: total.energy, rule: total.total.rule };
 }
