@@ -5,6 +5,7 @@ import { parseListen } from '../../src/cluster/exporter/server.js';
 import { type CounterSample, counterWindowEnergy } from '../../src/cluster/job-report/counter-window.js';
 import { expandHostlist } from '../../src/cluster/job-report/hostlist.js';
 import { promqlRegexLiteral } from '../../src/cluster/job-report/prometheus.js';
+import { parseScontrolJob } from '../../src/cluster/job-report/slurm-job.js';
 
 /** Samples of a counter growing at `watts` from `t0` every `step` s up to `t1`, from value `v0`. */
 function ramp(t0: number, t1: number, step: number, watts: number, v0 = 0): CounterSample[] {
@@ -79,6 +80,21 @@ describe('job report helpers', () => {
     assert.throws(() => expandHostlist('node[1-'), /unbalanced brackets/);
     assert.throws(() => expandHostlist('node[3-1]'), /runs backwards/);
     assert.throws(() => expandHostlist(''), /names no host/);
+  });
+
+  it('reads nodes and times from scontrol show job -o', () => {
+    const line =
+      'JobId=77 JobName=a UserId=u(1000) JobState=COMPLETED StartTime=2026-12-03T10:00:00 EndTime=2026-12-03T11:30:00 NodeList=cn[01-02] BatchHost=cn01';
+    assert.deepEqual(parseScontrolJob(line), {
+      nodeList: 'cn[01-02]',
+      start: Date.parse('2026-12-03T10:00:00') / 1000,
+      end: Date.parse('2026-12-03T11:30:00') / 1000,
+    });
+    assert.deepEqual(parseScontrolJob('JobId=78 StartTime=Unknown EndTime=Unknown NodeList=(null)'), {
+      nodeList: undefined,
+      start: undefined,
+      end: undefined,
+    });
   });
 
   it('escapes node names for a PromQL regex', () => {

@@ -298,6 +298,22 @@ describe('Prometheus scraping three exporters, and the job report', () => {
     assert.match(written, /^Job 4242 energy: /);
     for (const n of ['node1', 'node2', 'node3'])
       assert.match(written, new RegExp(`\\| +${n} \\| +[\\d.]+ k?J \\|`));
+
+    // Outside the job (no SLURM_* variables), --slurm-job asks scontrol for nodes and window.
+    const bySlurm = await runCli(
+      ['job-report', '--prometheus', prometheus.url, '--slurm-job', '4242', '--format', 'json'],
+      {
+        env: { SLURM_JOB_ID: undefined, SLURM_JOB_NODELIST: undefined, PATH: `${bin}:${process.env.PATH}` },
+      },
+    );
+    assert.equal(bySlurm.code, 0, bySlurm.stderr);
+    const fromSlurm = JSON.parse(bySlurm.stdout) as JobEnergyReport;
+    assert.deepEqual(
+      fromSlurm.nodes.map((n) => n.node),
+      ['node1', 'node2', 'node3'],
+    );
+    assert.equal(fromSlurm.start, new Date(Math.round(start) * 1000).toISOString());
+    assert.equal(fromSlurm.end, new Date(Math.round(end) * 1000).toISOString());
   });
 
   it('says in one line when Prometheus cannot be reached or the input is wrong', async () => {
@@ -308,7 +324,10 @@ describe('Prometheus scraping three exporters, and the job report', () => {
         /cannot reach Prometheus at http:\/\/127\.0\.0\.1:\d+\/: .*ECONNREFUSED/,
       ],
       [['--prometheus', 'prom:9090', '--nodes', 'a', '--start', '0'], /only http and https/],
-      [['--prometheus', 'http://x', '--slurm-job', '7', '--start', '0'], /SLURM_JOB_NODELIST is not set/],
+      [
+        ['--prometheus', 'http://x', '--slurm-job', '7', '--start', '0'],
+        /Slurm job 7: scontrol show job failed/,
+      ],
       [['--prometheus', 'http://x', '--nodes', 'a', '--start', 'yesterday'], /--start "yesterday"/],
       [
         ['--prometheus', 'http://x', '--nodes', 'a', '--start', '10', '--end', '5'],

@@ -55,6 +55,40 @@ function monitorReports(paths: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * The job's nodes and window: from the options, else the job's environment (SLURM_JOB_NODELIST,
+ * SLURM_JOB_START_TIME/END_TIME of the same job), else `scontrol show job` for `--slurm-job`.
+ */
+async function jobWindow(
+  opts: JobReportOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<{ nodeList: string; start: number; end: number }> {
+  const job = opts.slurmJob;
+  const sameJob = job !== undefined && env.SLURM_JOB_ID === job;
+  let nodeList = opts.nodes ?? (job !== undefined ? env.SLURM_JOB_NODELIST : undefined);
+  if (nodeList?.trim() === '') nodeList = undefined;
+  const startText = opts.start ?? (sameJob ? env.SLURM_JOB_START_TIME : undefined);
+  const endText = opts.end ?? (sameJob ? env.SLURM_JOB_END_TIME : undefined);
+  let start = startText === undefined ? undefined : parseTime(startText, '--start');
+  let end = endText === undefined ? undefined : parseTime(endText, '--end');
+  if (job !== undefined && (nodeList === undefined || start === undefined)) {
+    const { scontrolJob } = await import('../../cluster/job-report/slurm-job.js');
+    const record = scontrolJob(job);
+    nodeList ??= record.nodeList;
+    start ??= record.start;
+    end ??= record.end;
+  }
+  if (nodeList === undefined) throw new InvalidArgumentError('give --nodes a,b,c or --slurm-job N');
+  if (start === undefined) throw new InvalidArgumentError("give --start (the job's start time)");
+  end ??= Date.now() / 1000;
+  if (!(end > start)) {
+    throw new InvalidArgumentError(
+      `the window ends (${new Date(end * 1000).toISOString()}) before it starts (${new Date(start * 1000).toISOString()})`,
+    );
+  }
+  return { nodeList, start, end };
+}
+
 /** `joulegate job-report`: a (Slurm) job's energy on every node, from Prometheus (docs/exporter.md). */
 export function register(program: Command): void {
   const cmd = program
@@ -72,7 +106,7 @@ export function register(program: Command): void {
     )
     .option(
       '--slurm-job <id>',
-      'Slurm job id (nodes from SLURM_JOB_NODELIST; window from SLURM_JOB_START_TIME/SLURM_JOB_END_TIME when set)',
+      "Slurm job id: nodes and window from the job's environment (SLURM_JOB_NODELIST, SLURM_JOB_START_TIME/END_TIME), else from scontrol show job",
     )
     .option('--nodes <list>', 'nodes (node labels), as a Slurm host list: a,b,c or node[01-04]')
     .option('--start <time>', 'window start: Unix seconds or ISO 8601')
@@ -139,22 +173,7 @@ export function register(program: Command): void {
       );
       return;
     }
-    const fromJob = opts.slurmJob !== undefined && env.SLURM_JOB_ID === opts.slurmJob;
-    const nodeList = opts.nodes ?? (opts.slurmJob !== undefined ? env.SLURM_JOB_NODELIST : undefined);
-    if (nodeList === undefined || nodeList.trim() === '') {
-      throw new InvalidArgumentError(
-        opts.slurmJob !== undefined
-          ? `--slurm-job ${opts.slurmJob}: SLURM_JOB_NODELIST is not set; give --nodes (e.g. from scontrol show job ${opts.slurmJob})`
-          : 'give --nodes a,b,c or --slurm-job N',
-      );
-    }
-    const startText = opts.start ?? (fromJob ? env.SLURM_JOB_START_TIME : undefined);
-    if (startText === undefined) throw new InvalidArgumentError("give --start (the job's start time)");
-    const start = parseTime(startText, '--start');
-    const endText = opts.end ?? (fromJob ? env.SLURM_JOB_END_TIME : undefined);
-    const end = endText === undefined ? Date.now() / 1000 : parseTime(endText, '--end');
-    if (!(end > start))
-      throw new InvalidArgumentError(`the window ends (${endText ?? 'now'}) before it starts (${startText})`);
+    const { nodeList, start, end } = await jobWindow(opts, env);
     let intervalS: number | undefined;
     if (opts.scrapeInterval !== undefined) {
       intervalS = Number(opts.scrapeInterval);
