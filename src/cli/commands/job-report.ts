@@ -95,9 +95,9 @@ export function register(program: Command): void {
     .command('job-report')
     .summary("Report a job's energy per node and device from Prometheus")
     .description(
-      "Query Prometheus for the joulegate exporter counters of the job's nodes over its window and " +
-        'print energy per node and device, the total, CO2 and cost. Missing scrapes are stated as ' +
-        'gaps, never counted as zero.',
+      "Query Prometheus for the joulegate exporter counters of the job's nodes over its window " +
+        '(or combine per-node monitor reports) and print energy per node and device, the total, ' +
+        'CO2 and cost. Missing scrapes and nodes are stated as gaps, never counted as zero.',
     )
     .option('--prometheus <url>', 'Prometheus base URL (e.g. http://prometheus:9090)')
     .option(
