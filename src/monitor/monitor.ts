@@ -1,5 +1,6 @@
 import { constants } from 'node:os';
 import type { PlatformIO } from '../platform/platform-io.js';
+import { type AttributionSetup, RunAttribution } from './attribution/run.js';
 import { collapseDiagnostics, describeSources, notAvailable } from './availability.js';
 import { clockMs } from './clock.js';
 import { flattenConfig, regexesOf } from './config/load.js';
@@ -24,6 +25,8 @@ export interface MonitorOptions {
   progress?: NodeJS.WriteStream;
   /** Diagnostics (`[debug]` settings); none by default. */
   log?: Logger;
+  /** `--attribute`: report the app's share of the node's energy (docs/attribution.md). */
+  attribution?: AttributionSetup;
 }
 
 export interface MonitorResult {
@@ -77,6 +80,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     priceFactor: config['post-processing'].price_factor,
   };
   const periodMs = config.monitor.sampling_period * 1000;
+  const attribution = opts.attribution && new RunAttribution(opts.attribution, series, pio, estimator);
   const rounds = new RoundCollector();
   let interrupted: NodeJS.Signals | undefined;
   let status = 0;
@@ -107,7 +111,10 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
         line?.clear();
         process.stderr.write(`joulegate: ${text}\n`);
       };
-      const loop = new SamplingLoop(sampler, data, periodMs, line ? () => line.update(data) : undefined);
+      const meter = attribution?.roundMeter(warmup);
+      const reader =
+        attribution && meter ? attribution.reader(sampler, meter, (w) => log.warning(w)) : sampler;
+      const loop = new SamplingLoop(reader, data, periodMs, line ? () => line.update(data) : undefined);
       await loop.start();
       let app: Awaited<ReturnType<typeof runApp>>;
       try {
@@ -116,6 +123,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
             interrupted ??= sig;
           },
           announce,
+          onSpawn: attribution && meter ? (pid) => attribution.addApp(meter, pid) : undefined,
         });
       } finally {
         await loop.stop();
@@ -214,6 +222,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     ...(rounds.omitted > 0 ? { omittedRounds: rounds.omitted } : {}),
     summary: rounds.summary(),
     regions: rounds.regionSummary(),
+    ...(attribution ? { attribution: attribution.report() } : {}),
   };
   return { report, status };
 }

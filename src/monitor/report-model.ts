@@ -1,4 +1,5 @@
 import type { Diagnostic } from '../platform/backend.js';
+import type { AttributionReport } from './attribution/summary.js';
 import type { RegionSummary, RoundMetrics, Stat } from './metrics.js';
 import type { RegionEvent } from './regions-pairing.js';
 import type { AppExit } from './run-app.js';
@@ -68,6 +69,8 @@ export interface Report {
   /** Statistics across rounds of the host metrics. */
   summary: Record<string, Stat>;
   regions: RegionSummary[];
+  /** `monitor --attribute`: the app's share of the node's energy over the measured rounds. */
+  attribution?: AttributionReport;
 }
 
 /** Rounds the report's statistics cover: those kept whole and those left out. */
@@ -98,16 +101,17 @@ export function reportUnits(priceUnit: string): ReportUnits {
   const set = (unit: string, names: string[]) => {
     for (const n of names) fields[n] = unit;
   };
-  set('s', ['samplingPeriod', 'times', 't', 'start', 'stop', 'runtime']);
+  set('s', ['samplingPeriod', 'times', 't', 'start', 'stop', 'runtime', 'missingSeconds']);
   set('J', ['energy', 'estimatedEnergy', 'estimated_energy', 'facilityEnergy', 'groupEnergy']);
   set('J', ['boardEnergy', 'coveredEnergy', 'outsideEnergy']);
+  set('J', ['measured', 'app', 'consumers', 'others', 'unattributed', 'idle']);
   set('W', ['power', 'estimatedPower']);
   set('W/%', ['wattsPerUnit']);
   set('%', ['util', 'cpuUtil', 'gpuUtil', 'coverage']);
   set('B', ['memory', 'readBytes', 'writeBytes']);
   set('g', ['co2']);
   set(priceUnit, ['money']);
-  set('', ['overruns', 'warmupRounds', 'callsPerRound', 'depth', 'status', 'code']);
+  set('', ['overruns', 'warmupRounds', 'callsPerRound', 'depth', 'status', 'code', 'missingIntervals']);
   return { fields, samples: { ...SAMPLE_UNITS } };
 }
 

@@ -114,6 +114,8 @@ export interface RunAppHooks {
   onInterrupt: (signal: NodeJS.Signals) => void;
   /** One line for the user about what was done with an interrupt. */
   announce: (line: string) => void;
+  /** The app's process exists (before it can have used much CPU). */
+  onSpawn?: (pid: number) => void;
 }
 
 /**
@@ -128,6 +130,7 @@ export function runApp(command: string[], originMs: number, hooks: RunAppHooks):
       stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
       env: { ...process.env, [REGION_FD_ENV]: String(REGION_FD) },
     });
+    if (child.pid !== undefined) hooks.onSpawn?.(child.pid);
     const channel = child.stdio[REGION_FD] as Readable;
     channel.setEncoding('utf8');
     channel.on('data', (chunk: string) => decoder.push(chunk));

@@ -105,7 +105,9 @@ export class Sampler {
 export async function whyNoValue(pio: PlatformIO, s: SeriesSpec): Promise<string> {
   try {
     const v = await pio.readSignal(s.signal, parseDomain(s.domain), s.index);
-    if (!Number.isFinite(v)) return NAN_READ;
+    // A utilisation is a ratio of counter deltas: NaN means its counters did not advance.
+    if (!Number.isFinite(v))
+      return s.kind === 'util' ? 'no CPU time elapsed on its counters between reads' : NAN_READ;
     // It reads now: the run was too short for it.
     return s.kind === 'util'
       ? 'no sample had a value (a utilisation needs two samples at least one clock tick apart)'
@@ -129,7 +131,7 @@ export class SamplingLoop {
   private k = 0;
 
   constructor(
-    private readonly sampler: Sampler,
+    private readonly sampler: Pick<Sampler, 'read'>,
     private readonly data: SampleSet,
     private readonly periodMs: number,
     private readonly onSample?: () => void,

@@ -13,6 +13,7 @@ export interface BenchEntry {
 const METRIC_UNITS: Record<string, { unit: string; key: string }> = {
   runtime: { unit: 's', key: 'second' },
   energy: { unit: 'J', key: 'joule' },
+  app_energy: { unit: 'J', key: 'joule' },
   estimated_energy: { unit: 'J', key: 'joule' },
   power: { unit: 'W', key: 'watt' },
   co2: { unit: 'g', key: '' },
@@ -60,6 +61,20 @@ export function renderBench(report: Report): string {
         ),
       );
     }
+  }
+  if (report.attribution) {
+    // The app's own share per measured round: what it cost on a shared node, without its neighbours.
+    const rounds = Math.max(1, report.rounds.length + (report.omittedRounds ?? 0));
+    const app = report.attribution.groups.reduce((sum, g) => sum + g.app, 0) / rounds;
+    out.push(
+      ...entry(
+        report,
+        base,
+        'app_energy',
+        { mean: app, std: Number.NaN, min: app, max: app, sum: app },
+        false,
+      ),
+    );
   }
   return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -198,6 +198,12 @@ export const TABLES = {
   problems: 'problems',
   /** MULTI_RUN: what could not be measured: backend, signal ('' for none), reason. */
   unavailable: 'unavailable',
+  /**
+   * MULTI_RUN: `monitor --attribute` (attributes idle_share, app): tables `groups` (group,
+   * method, measured, app, others, unattributed, idle, missing_intervals, missing_seconds),
+   * `consumers` (id), `consumer_energy` (consumer index, group, energy) and `notes` (text).
+   */
+  attribution: 'attribution',
 } as const;
 
 /** Column of the region_calls table with one group's energy of each call. */

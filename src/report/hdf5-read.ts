@@ -1,4 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import type { IdlePolicy } from '../monitor/attribution/engine.js';
+import type { AttributedGroup } from '../monitor/attribution/meter.js';
+import type { AttributionReport } from '../monitor/attribution/summary.js';
 import type { HostRule, HostTotal } from '../monitor/host-total.js';
 import {
   type GroupMetrics,
@@ -150,6 +153,56 @@ class TreeReader {
         money: summaryOf('money'),
       },
       regions: summarizeRegions(rounds.map((r) => r.metrics)),
+      ...this.attribution(multi),
+    };
+  }
+
+  /** The attribution section (TABLES.attribution), when the run had one. */
+  attribution(multi: Group): { attribution?: AttributionReport } {
+    const g = this.optionalGroup(multi, TABLES.attribution);
+    if (!g) return {};
+    const a = attrsOf(g);
+    const table = (name: string) => this.optionalGroup(g, name);
+    const groups = table('groups');
+    const consumers = table('consumers') ? this.strings(table('consumers')!, 'id') : [];
+    const names = groups ? this.strings(groups, 'group') : [];
+    const col = (name: string) => (groups ? this.numbers(groups, name) : []);
+    const energy = table('consumer_energy');
+    const cellConsumer = energy ? this.numbers(energy, 'consumer') : [];
+    const cellGroup = energy ? this.strings(energy, 'group') : [];
+    const cellEnergy = energy ? this.numbers(energy, 'energy') : [];
+    const methods = groups ? this.strings(groups, 'method') : [];
+    const [measured, app, others, unattributed, idle, missing, missingS] = [
+      'measured',
+      'app',
+      'others',
+      'unattributed',
+      'idle',
+      'missing_intervals',
+      'missing_seconds',
+    ].map(col);
+    return {
+      attribution: {
+        idleShare: text(a, 'idle_share', g.path) as IdlePolicy,
+        appIs: text(a, 'app', g.path),
+        consumerIds: consumers,
+        groups: names.map((group, i) => ({
+          group: group as AttributedGroup,
+          method: methods[i] as EnergyMethod,
+          measured: measured![i]!,
+          app: app![i]!,
+          consumers: consumers.map(
+            (_id, k) =>
+              cellEnergy[cellGroup.findIndex((cg, j) => cg === group && cellConsumer[j] === k)] ?? Number.NaN,
+          ),
+          others: others![i]!,
+          unattributed: unattributed![i]!,
+          idle: idle![i]!,
+          missingIntervals: missing![i]!,
+          missingSeconds: missingS![i]!,
+        })),
+        notes: table('notes') ? this.strings(table('notes')!, 'text') : [],
+      },
     };
   }
 

@@ -1,3 +1,4 @@
+import type { AttributionReport } from '../monitor/attribution/summary.js';
 import { type GroupMetrics, type RegionCallMetrics, type Stat, stat } from '../monitor/metrics.js';
 import type { RegionEvent } from '../monitor/regions-pairing.js';
 import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
@@ -208,6 +209,36 @@ function addDiagnostics(multi: Group, unavailable: readonly Diagnostic[]): void 
   });
 }
 
+/** The attribution section as tables (TABLES.attribution); hdf5-read.ts rebuilds it. */
+function addAttribution(multi: Group, a: AttributionReport): void {
+  const g = orderedGroup(multi, TABLES.attribution);
+  g.create_attribute('idle_share', a.idleShare);
+  g.create_attribute('app', a.appIs);
+  const column = (pick: (x: AttributionReport['groups'][number]) => number) =>
+    Float64Array.from(a.groups, pick);
+  writeTable(g, 'groups', {
+    group: a.groups.map((x) => x.group),
+    method: a.groups.map((x) => x.method),
+    measured: column((x) => x.measured),
+    app: column((x) => x.app),
+    others: column((x) => x.others),
+    unattributed: column((x) => x.unattributed),
+    idle: column((x) => x.idle),
+    missing_intervals: column((x) => x.missingIntervals),
+    missing_seconds: column((x) => x.missingSeconds),
+  });
+  writeTable(g, 'consumers', { id: [...a.consumerIds] });
+  const cells = a.groups.flatMap((x) =>
+    x.consumers.map((energy, consumer) => ({ consumer, group: x.group, energy })),
+  );
+  writeTable(g, 'consumer_energy', {
+    consumer: Int32Array.from(cells, (c) => c.consumer),
+    group: cells.map((c) => c.group),
+    energy: Float64Array.from(cells, (c) => c.energy),
+  });
+  writeTable(g, 'notes', { text: [...a.notes] });
+}
+
 /** One RUN: its host NODE, device groups and sensors, regions, events and problems. */
 function addRound(multi: Group, report: Report, round: RoundReport): void {
   const run = nodeGroup(nodesOf(multi), round.id, NODE_TYPE.RUN, report.metadata);
@@ -289,6 +320,7 @@ export async function writeHdf5(report: Report, path: string): Promise<void> {
     addMetric(metricsOf(multi), 'co2', 'g', summary.co2!);
     // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
     addMetric(metricsOf(multi), 'money', '', summary.money!);
+    if (report.attribution) addAttribution(multi, report.attribution);
     for (const round of report.rounds) addRound(multi, report, round);
   } finally {
     file.close();

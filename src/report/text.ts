@@ -3,6 +3,7 @@ import { describeHostTotal } from '../monitor/host-total.js';
 import type { GroupMetrics, HostMetrics, Stat } from '../monitor/metrics.js';
 import { coverageStatement, listInWords, type Report, roundCount } from '../monitor/report-model.js';
 import type { DeviceGroup } from '../monitor/signals.js';
+import { ATTRIBUTION_HEADER, attributionLines, attributionRows } from './attribution.js';
 import { meanStdUnit, withUnit } from './units.js';
 
 /** A markdown table with right-aligned columns (pandas to_markdown(stralign="right") look). */
@@ -193,6 +194,12 @@ export function renderText(report: Report): string {
   out.push('', `RUN ID: ${report.runId}`, '', roundsTable(report), '');
   if (roundCount(report) > 1) out.push(acrossRounds(report), '');
   if (report.regions.length > 0) out.push('Monitored Regions', '', regionsTable(report), '');
+  if (report.attribution) {
+    const a = report.attribution;
+    out.push('Energy Attribution (measured rounds)', '');
+    if (a.groups.length > 0) out.push(markdownTable(ATTRIBUTION_HEADER, attributionRows(a)), '');
+    out.push(...attributionLines(a), '');
+  }
   out.push('Application Summary', '', summarySentence(report), '');
   return out.join('\n');
 }

@@ -8,8 +8,10 @@
  * energy_scale (the counter advances at power × scale; default 1), util_gpu, util_mem,
  * mem_total, mem_used, clock_graphics_mhz, clock_sm_mhz, clock_mem_mhz, max_clock_graphics_mhz,
  * temp_c, limit_mw, limit_min_mw, limit_max_mw, limit_default_mw, throttle, pcie_tx_kbs,
- * pcie_rx_kbs, locked_min_mhz, locked_max_mhz (0 = not locked), unsupported and no_permission
- * (comma-separated function names). Global keys: device_count, init_error.
+ * pcie_rx_kbs, locked_min_mhz, locked_max_mhz (0 = not locked), minor (default: the index),
+ * proc_util (per-process samples "pid:smUtil,pid:smUtil,…", stamped proc_util_ts µs, default
+ * now; a caller that has seen that stamp gets NVML_ERROR_NOT_FOUND), unsupported and
+ * no_permission (comma-separated function names). Global keys: device_count, init_error.
  */
 #include "fake_state.h"
 #include "nvml_types.h"
@@ -244,5 +246,49 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   fake_log(ENV_LOG, "nvmlDeviceResetGpuLockedClocks %d", idx);
   fake_set(ENV_STATE, idx, "locked_min_mhz", 0);
   fake_set(ENV_STATE, idx, "locked_max_mhz", 0);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber) {
+  GATE("nvmlDeviceGetMinorNumber", device);
+  *minorNumber = (unsigned int)NUM("minor", idx);
+  return NVML_SUCCESS;
+}
+
+/* nvml.h: a NULL buffer asks for the count (NVML_ERROR_INSUFFICIENT_SIZE); samples older than or
+ * at lastSeenTimeStamp are left out; none left is NVML_ERROR_NOT_FOUND. */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp) {
+  GATE("nvmlDeviceGetProcessUtilization", device);
+  if (processSamplesCount == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  char list[FAKE_VALUE_MAX];
+  fake_str(ENV_STATE, idx, "proc_util", "", list);
+  unsigned long long stamp = (unsigned long long)NUM("proc_util_ts", fake_now() * 1e6);
+  unsigned int n = 0;
+  if (stamp > lastSeenTimeStamp) {
+    for (char *p = list; *p != '\0';) {
+      char *end;
+      unsigned long pid = strtoul(p, &end, 10);
+      if (end == p || *end != ':') break;
+      unsigned long sm = strtoul(end + 1, &end, 10);
+      if (utilization != NULL && n < *processSamplesCount) {
+        utilization[n].pid = (unsigned int)pid;
+        utilization[n].timeStamp = stamp;
+        utilization[n].smUtil = (unsigned int)sm;
+        utilization[n].memUtil = 0;
+        utilization[n].encUtil = 0;
+        utilization[n].decUtil = 0;
+      }
+      n++;
+      p = *end == ',' ? end + 1 : end;
+    }
+  }
+  if (n == 0) return NVML_ERROR_NOT_FOUND;
+  if (utilization == NULL || n > *processSamplesCount) {
+    *processSamplesCount = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *processSamplesCount = n;
   return NVML_SUCCESS;
 }

@@ -30,6 +30,14 @@ int main(void) {
   FIELD(nvmlMemory_t, free);
   FIELD(nvmlMemory_t, used);
 
+  STRUCT(nvmlProcessUtilizationSample_t);
+  FIELD(nvmlProcessUtilizationSample_t, pid);
+  FIELD(nvmlProcessUtilizationSample_t, timeStamp);
+  FIELD(nvmlProcessUtilizationSample_t, smUtil);
+  FIELD(nvmlProcessUtilizationSample_t, memUtil);
+  FIELD(nvmlProcessUtilizationSample_t, encUtil);
+  FIELD(nvmlProcessUtilizationSample_t, decUtil);
+
   STRUCT(nvmlPciInfo_t);
   FIELD(nvmlPciInfo_t, busIdLegacy);
   FIELD(nvmlPciInfo_t, domain);

@@ -46,6 +46,8 @@ describe('Sampler on PROCFS (fixture /proc)', () => {
       sampler.withoutValue().map((s) => s.id),
       [series[util]!.id],
     );
+    // Asked why, it names the cause (the counters did not advance), not "NaN".
+    assert.equal(await whyNoValue(pio, series[util]!), 'no CPU time elapsed on its counters between reads');
     tick(root, 1, 1);
     await sampler.read(data);
     // No tick between these two: the previous value stands.

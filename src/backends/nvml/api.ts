@@ -21,6 +21,8 @@ export const NvmlReturn = {
   INVALID_ARGUMENT: 2,
   NOT_SUPPORTED: 3,
   NO_PERMISSION: 4,
+  NOT_FOUND: 6,
+  INSUFFICIENT_SIZE: 7,
 } as const;
 
 /** nvmlClockType_t */

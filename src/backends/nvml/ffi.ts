@@ -31,6 +31,16 @@ const NvmlPciInfo = koffi.struct({
   busId: koffi.array('char', 32),
 });
 
+/** nvmlProcessUtilizationSample_t: one process's utilisation in the last sample period. */
+const NvmlProcessUtilizationSample = koffi.struct({
+  pid: 'unsigned int',
+  timeStamp: 'unsigned long long',
+  smUtil: 'unsigned int',
+  memUtil: 'unsigned int',
+  encUtil: 'unsigned int',
+  decUtil: 'unsigned int',
+});
+
 /**
  * Every type passed to or from NVML, by its nvml.h name: test/gpu/ffi-layout.test.ts checks
  * each size and member offset against the C compiler's view of the header's declarations.
@@ -44,6 +54,7 @@ export const NVML_TYPES = {
   nvmlUtilization_t: NvmlUtilization,
   nvmlMemory_t: NvmlMemory,
   nvmlPciInfo_t: NvmlPciInfo,
+  nvmlProcessUtilizationSample_t: NvmlProcessUtilizationSample,
 } as const;
 
 const outU32 = koffi.out(koffi.pointer('unsigned int'));
@@ -82,6 +93,13 @@ function declare(lib: LibraryHandle) {
     getPcieThroughput: f('nvmlDeviceGetPcieThroughput', [DeviceHandle, Enum, outU32]),
     setLockedClocks: f('nvmlDeviceSetGpuLockedClocks', [DeviceHandle, 'unsigned int', 'unsigned int']),
     resetLockedClocks: f('nvmlDeviceResetGpuLockedClocks', [DeviceHandle]),
+    getMinorNumber: f('nvmlDeviceGetMinorNumber', [DeviceHandle, outU32]),
+    getProcessUtilization: f('nvmlDeviceGetProcessUtilization', [
+      DeviceHandle,
+      'void *',
+      outU32,
+      'unsigned long long',
+    ]),
   };
 }
 
@@ -231,4 +249,46 @@ export class NvmlLibrary extends VendorLibrary {
   resetLockedClocks(dev: NvmlDevice): void {
     this.check('nvmlDeviceResetGpuLockedClocks', this.fn.resetLockedClocks(dev));
   }
+
+  /** The device's minor number: it is /dev/nvidia<minor>, as cgroup device rules name it. */
+  minorNumber(dev: NvmlDevice): number {
+    return this.scalar('nvmlDeviceGetMinorNumber', (o) => this.fn.getMinorNumber(dev, o));
+  }
+
+  /**
+   * Per-process utilisation samples newer than `sinceUs` (a CPU timestamp, µs): one per process
+   * that used the GPU in the driver's last sample period. None newer is NVML_ERROR_NOT_FOUND,
+   * returned here as []. The count is asked first (a NULL buffer), then the samples.
+   */
+  processUtilization(dev: NvmlDevice, sinceUs: bigint): ProcessUtilizationSample[] {
+    const name = 'nvmlDeviceGetProcessUtilization';
+    const count = new Uint32Array(1);
+    let status = this.fn.getProcessUtilization(dev, null, count, sinceUs);
+    if (status === NvmlReturn.NOT_FOUND || (status === NvmlReturn.SUCCESS && count[0] === 0)) return [];
+    if (status !== NvmlReturn.INSUFFICIENT_SIZE) this.check(name, status);
+    // Processes may start between the two calls: room for a few more.
+    const room = count[0]! + 8;
+    const size = koffi.sizeof(NvmlProcessUtilizationSample);
+    const buf = Buffer.alloc(room * size);
+    count[0] = room;
+    status = this.fn.getProcessUtilization(dev, buf, count, sinceUs);
+    if (status === NvmlReturn.NOT_FOUND) return [];
+    this.check(name, status);
+    return Array.from({ length: count[0]! }, (_, i) => {
+      const s = koffi.decode(buf, i * size, NvmlProcessUtilizationSample) as {
+        pid: number;
+        timeStamp: number | bigint;
+        smUtil: number;
+      };
+      return { pid: s.pid, timeStampUs: BigInt(s.timeStamp), smUtil: s.smUtil };
+    });
+  }
+}
+
+export interface ProcessUtilizationSample {
+  pid: number;
+  /** CPU timestamp of the sample, µs. */
+  timeStampUs: bigint;
+  /** SM (3D/compute) utilisation of the process in the sample period, %. */
+  smUtil: number;
 }

@@ -8,7 +8,7 @@ import { type GpuControl, type GpuDevice, type GpuQuery, GpuTableBackend, gpuRow
 import { registerBackend } from '../registry.js';
 import { requireVendorDriver } from '../vendor-library.js';
 import { NVML_LIBRARY, NvmlClock, type NvmlDevice, NvmlPcieCounter } from './api.js';
-import type { NvmlLibrary } from './ffi.js';
+import type { NvmlLibrary, ProcessUtilizationSample } from './ffi.js';
 
 const MILLI = 1e-3;
 const MEGA = 1e6;
@@ -306,6 +306,16 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
     if (next.min === 0 && next.max === 0) this.lib.resetLockedClocks(dev);
     else this.lib.setLockedClocks(dev, next.min, next.max === 0 ? maxAvail : next.max);
     this.locks.set(dev, next);
+  }
+
+  /** The topology's GPU indexes of this backend's devices, with their device minor numbers (/dev/nvidia<minor>). */
+  gpuMinors(): { gpu: number; minor: number }[] {
+    return this.devices.map((d) => ({ gpu: d.gpu, minor: this.lib.minorNumber(d.handle) }));
+  }
+
+  /** NVML's per-process utilisation samples of GPU `gpu` newer than `sinceUs` (energy attribution). */
+  processUtilization(gpu: number, sinceUs: bigint): ProcessUtilizationSample[] {
+    return this.lib.processUtilization(this.deviceAt(gpu), sinceUs);
   }
 }
 

@@ -3,6 +3,7 @@ import { register as registerAccess } from './access.js';
 import { registerMonitorCommands } from './energy-monitor.js';
 import { register as registerRead } from './read.js';
 import { register as registerSession } from './session.js';
+import { register as registerTop } from './top.js';
 import { register as registerTopo } from './topo.js';
 import { register as registerWrite } from './write.js';
 
@@ -17,4 +18,5 @@ export const COMMANDS: RegisterCommand[] = [
   registerSession,
   registerTopo,
   registerAccess,
+  registerTop,
 ];

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { openPlatform } from '../../backends/open-platform.js';
 import { addConfigOptions, configFromOptions } from '../config-options.js';
+import { addConsumerOptions, addIdleOptions, attributionSetup } from './attribute-options.js';
 
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -15,6 +16,7 @@ export function register(program: Command): void {
     .argument('<command...>', 'the app and its arguments')
     .passThroughOptions();
   addConfigOptions(cmd);
+  addIdleOptions(addConsumerOptions(cmd));
   cmd.action(async (command: string[], opts: Record<string, unknown>) => {
     const config = await configFromOptions(opts);
     // The monitor's modules load only when it runs, keeping other commands' start cheap.
@@ -29,11 +31,13 @@ export function register(program: Command): void {
     const formats = formatsOf(config.output.format);
     await checkOutput(formats, config.output.data_out);
     const log = createLogger({ level: config.debug.log_lvl, file: config.debug.log_file });
+    // Named consumers are resolved before the app starts: a wrong job id costs no run.
+    const attribution = await attributionSetup(opts);
     const pio = await openPlatform();
     const progress = process.stderr.isTTY ? process.stderr : undefined;
     let result: Awaited<ReturnType<typeof runMonitor>>;
     try {
-      result = await runMonitor({ command, config, pio, progress, log });
+      result = await runMonitor({ command, config, pio, progress, log, attribution });
     } catch (err) {
       if (!(err instanceof AppStartError)) throw err;
       process.stderr.write(`Error: ${err.message}\n`);

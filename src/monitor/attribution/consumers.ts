@@ -2,6 +2,7 @@ import { errorMessage, InvalidArgumentError } from '../../platform/errors.js';
 import type { Sysroot } from '../../platform/sysroot.js';
 import { type CgroupLocation, describeCgroup, readCgroup, resolveCgroupPath } from './cgroup.js';
 import { findContainerCgroup, validContainerId } from './container.js';
+import { cgroupGpus } from './gpu-binding.js';
 import { readProcessStat } from './kernel-files.js';
 import type { ProcessStat } from './proc-stat.js';
 import { readProcessTree } from './process-tree.js';
@@ -32,6 +33,8 @@ export interface Consumer {
   readonly id: string;
   /** Never throws: a failure is `{ ok: false, reason }` naming the file and the cause. */
   read(): CpuReading;
+  /** NVIDIA device minors bound to it (cgroup/v1 devices controller); undefined: not bound or unknown. */
+  boundGpus?(): number[] | undefined;
 }
 
 /**
@@ -57,6 +60,15 @@ export function openConsumer(
       return new CgroupConsumer(root, findContainerCgroup(root, id), `container:${id}`);
     }
   }
+}
+
+/** The same consumer under another name in reports ("app", "slurm:42" for a found job). */
+export function renamed(consumer: Consumer, id: string): Consumer {
+  return {
+    id,
+    read: () => consumer.read(),
+    ...(consumer.boundGpus ? { boundGpus: () => consumer.boundGpus?.() } : {}),
+  };
 }
 
 class ProcessTreeConsumer implements Consumer {
@@ -105,5 +117,9 @@ class CgroupConsumer implements Consumer {
     } catch (err) {
       return { ok: false, reason: `${this.id} (${describeCgroup(this.location)}): ${errorMessage(err)}` };
     }
+  }
+
+  boundGpus(): number[] | undefined {
+    return cgroupGpus(this.root, this.location);
   }
 }
