@@ -183,7 +183,7 @@ describe('joulegate exporter', () => {
   it('refuses bad options with one line', async () => {
     for (const [args, message] of [
       [['--listen', 'nowhere'], /--listen "nowhere": expected HOST:PORT/],
-      [['--consumers', 'pods'], /--consumers: "pods" is not one of slurm, users, none/],
+      [['--consumers', 'pods'], /--consumers: "pods" is not one of slurm, users, system, none/],
       [['--consumer-expiry', '0'], /--consumer-expiry "0": expected a whole number/],
     ] as const) {
       const r = await runCli(['exporter', ...args], { env: { JOULEGATE_SYSROOT: FIXTURES } });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { type Command, Option } from 'commander';
 import { openPlatform } from '../../backends/open-platform.js';
+import type { ConsumerSource } from '../../cluster/exporter/consumers.js';
 import { InvalidArgumentError } from '../../platform/errors.js';
 
 interface ExporterOptions {
@@ -33,9 +34,10 @@ export function register(program: Command): void {
     .option('--listen <host:port>', 'address to serve /metrics on', '127.0.0.1:9863')
     .option('--node <name>', 'value of the node label on every series (default: the host name)', hostname())
     .addOption(
-      new Option('--consumers <list>', 'consumers to attribute energy to: slurm, users, none').default(
-        'slurm,users',
-      ),
+      new Option(
+        '--consumers <list>',
+        'consumers to attribute energy to: slurm, users, system (services and scopes), none',
+      ).default('slurm,users'),
     )
     .option('--cgroup <path...>', 'also attribute energy to these cgroups', [])
     .option('--consumer-expiry <s>', 'drop a consumer that got no energy for this long', '300')
@@ -55,7 +57,7 @@ export function register(program: Command): void {
         .filter((s) => s !== '' && s !== 'none');
       for (const s of sources) {
         if (!(consumersModule.CONSUMER_SOURCES as readonly string[]).includes(s)) {
-          throw new InvalidArgumentError(`--consumers: "${s}" is not one of slurm, users, none`);
+          throw new InvalidArgumentError(`--consumers: "${s}" is not one of slurm, users, system, none`);
         }
       }
       const expiryS = wholeNumber(opts.consumerExpiry, '--consumer-expiry', 1);
@@ -69,7 +71,7 @@ export function register(program: Command): void {
       const attribute = sources.length > 0 || opts.cgroup.length > 0;
       const consumers = attribute
         ? new consumersModule.ConsumerEnergy(new Sysroot(), pio.topology, {
-            sources: sources as ('slurm' | 'users')[],
+            sources: sources as ConsumerSource[],
             cgroups: opts.cgroup,
             expiryS,
             maxConsumers,

@@ -1,18 +1,16 @@
 import {
   attributeReadings,
-  CGROUP_ROOT,
   type Consumer,
-  CPUACCT_MOUNTS,
   type DeviceEnergy,
   type DeviceKind,
+  discoverConsumers,
+  type FoundConsumer,
   kernelClockTicks,
   type NodeReading,
-  openConsumer,
+  openFound,
   readNodeCpuTimes,
-  subdirectories,
 } from '../../monitor/attribution/index.js';
 import { DomainType } from '../../platform/domains.js';
-import { errorMessage } from '../../platform/errors.js';
 import type { Sysroot } from '../../platform/sysroot.js';
 import type { Topology } from '../../platform/topology.js';
 import type { NodeSample } from './node-metrics.js';
@@ -20,15 +18,18 @@ import type { NodeSample } from './node-metrics.js';
 /**
  * Per-consumer energy for the exporter: at every scrape the node's energy counters, /proc/stat
  * and each consumer's CPU counters are read, and the attribution engine (monitor/attribution)
- * splits the interval since the previous scrape. Consumers are found on the node each scrape:
- * Slurm jobs (their cgroups), users (systemd's user-<uid>.slice) and cgroups named on the
- * command line. Label cardinality is bounded: at most `maxConsumers` are tracked (the energy of
- * any other is "unattributed"), and a consumer that is gone or got no energy for `expiryS`
- * seconds is dropped (its series disappear; if it comes back, its counter starts from 0 again,
- * which Prometheus reads as a counter restart).
+ * splits the interval since the previous scrape. Consumers are found on the node each scrape
+ * (monitor/attribution/discover.ts, as `joulegate top` finds them): Slurm jobs, users' sessions,
+ * system services and scopes, as chosen, and cgroups named on the command line. Label
+ * cardinality is bounded: at most `maxConsumers` are tracked (the energy of any other is
+ * "unattributed"), and a consumer that is gone or got no energy for `expiryS` seconds is dropped
+ * (its series disappear; if it comes back, its counter starts from 0 again, which Prometheus
+ * reads as a counter restart).
  */
-export type ConsumerSource = 'slurm' | 'users';
-export const CONSUMER_SOURCES: readonly ConsumerSource[] = ['slurm', 'users'];
+export type ConsumerSource = 'slurm' | 'users' | 'system';
+export const CONSUMER_SOURCES: readonly ConsumerSource[] = ['slurm', 'users', 'system'];
+/** The id prefix discoverConsumers gives each source's consumers. */
+const PREFIX: Record<ConsumerSource, string> = { slurm: 'slurm:', users: 'user:', system: 'system:' };
 
 export interface ConsumerOptions {
   sources: readonly ConsumerSource[];
@@ -43,39 +44,6 @@ export interface ConsumerSeries {
   consumer: string;
   device: DeviceKind;
   joules: number;
-}
-
-const STEPD_SCOPE = /^(?:.+_)?slurmstepd\.scope$/;
-
-/** Ids of the Slurm jobs that have a cgroup on this node (v2 and v1 layouts). */
-export function slurmJobsOnNode(root: Sysroot): string[] {
-  const ids = new Set<string>();
-  const addJobs = (dir: string) => {
-    for (const d of subdirectories(root, dir)) {
-      const m = /^job_(\d+)$/.exec(d);
-      if (m) ids.add(m[1]!);
-    }
-  };
-  const slice = `${CGROUP_ROOT}/system.slice`;
-  for (const scope of subdirectories(root, slice).filter((d) => STEPD_SCOPE.test(d)))
-    addJobs(`${slice}/${scope}`);
-  for (const mount of CPUACCT_MOUNTS) {
-    const base = `${CGROUP_ROOT}/${mount}`;
-    for (const slurm of subdirectories(root, base).filter((d) => /^slurm(?:_.+)?$/.test(d))) {
-      for (const uid of subdirectories(root, `${base}/${slurm}`).filter((d) => /^uid_\d+$/.test(d))) {
-        addJobs(`${base}/${slurm}/${uid}`);
-      }
-    }
-  }
-  return [...ids].sort((a, b) => Number(a) - Number(b));
-}
-
-/** Uids with a systemd user slice on this node (cgroup v2). */
-export function userSlicesOnNode(root: Sysroot): number[] {
-  return subdirectories(root, `${CGROUP_ROOT}/user.slice`)
-    .map((d) => /^user-(\d+)\.slice$/.exec(d)?.[1])
-    .filter((uid): uid is string => uid !== undefined)
-    .map(Number);
 }
 
 interface Tracked {
@@ -107,26 +75,12 @@ export class ConsumerEnergy {
     private readonly options: ConsumerOptions,
   ) {}
 
-  /** Consumers on the node now, by id (opened lazily, so a vanished job is just not there). */
-  private discover(): Map<string, () => Consumer> {
-    const found = new Map<string, () => Consumer>();
-    const { sources } = this.options;
-    if (sources.includes('slurm')) {
-      for (const id of slurmJobsOnNode(this.root)) {
-        found.set(`slurm:${id}`, () => openConsumer({ kind: 'slurm-job', jobId: id }, this.root));
-      }
-    }
-    if (sources.includes('users')) {
-      for (const uid of userSlicesOnNode(this.root)) {
-        found.set(`user:${uid}`, () => {
-          const c = openConsumer({ kind: 'cgroup', path: `/user.slice/user-${uid}.slice` }, this.root);
-          return { id: `user:${uid}`, read: () => c.read() };
-        });
-      }
-    }
-    for (const path of this.options.cgroups) {
-      found.set(`cgroup:${path}`, () => openConsumer({ kind: 'cgroup', path }, this.root));
-    }
+  /** Consumers on the node now, of the chosen sources and the named cgroups. */
+  private discover(): FoundConsumer[] {
+    const prefixes = this.options.sources.map((source) => PREFIX[source]);
+    const found = discoverConsumers(this.root).filter((f) => prefixes.some((p) => f.id.startsWith(p)));
+    for (const path of this.options.cgroups)
+      found.push({ id: `cgroup:${path}`, spec: { kind: 'cgroup', path } });
     return found;
   }
 
@@ -135,17 +89,16 @@ export class ConsumerEnergy {
     const problems: string[] = [];
     const now = sample.timeS;
     let untracked = 0;
-    for (const [id, open] of this.discover()) {
-      if (this.tracked.has(id)) continue;
+    for (const found of this.discover()) {
+      if (this.tracked.has(found.id)) continue;
       if (this.tracked.size >= this.options.maxConsumers) {
         untracked++;
         continue;
       }
-      try {
-        this.tracked.set(id, { consumer: open(), activeS: now, uj: new Map() });
-      } catch (err) {
-        if (problems.length < 5) problems.push(`${id}: ${errorMessage(err)}`);
-      }
+      const consumer: Consumer | undefined = openFound(this.root, found, (reason) => {
+        if (problems.length < 5) problems.push(reason);
+      });
+      if (consumer !== undefined) this.tracked.set(found.id, { consumer, activeS: now, uj: new Map() });
     }
     // Gone consumers get no share either, so one rule expires both the idle and the gone.
     for (const [id, t] of this.tracked) if (now - t.activeS > this.options.expiryS) this.tracked.delete(id);
