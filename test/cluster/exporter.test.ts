@@ -172,6 +172,40 @@ describe('joulegate exporter', () => {
     for (const z of [pkg0, pkg1, dram]) z.close();
   });
 
+  it("splits GPU energy by NVML per-process utilisation of the jobs' processes", async () => {
+    // Job 101 holds pid 1011, job 202 pid 2021; pid 7777 belongs to neither.
+    const gpus = new FakeGpu('nvml', {
+      device_count: 2,
+      '0.power_mw': 200000,
+      '0.proc_util': '1011:60,2021:20,7777:20',
+    });
+    const e = await start(copyFixture('attribution/node'), 'n1', {
+      args: ['--consumers', 'slurm'],
+      env: gpus.env,
+    });
+    await scrape(e.url);
+    await new Promise((r) => setTimeout(r, 200));
+    const body = (await scrape(e.url)).body;
+    const gpu0 = seriesValue(body, 'joulegate_gpu_energy_joules_total', 'node="n1",gpu="0"')!;
+    const gpu1 = seriesValue(body, 'joulegate_gpu_energy_joules_total', 'node="n1",gpu="1"')!;
+    assert.ok(gpu0 > 0 && gpu1 > 0, body);
+    const share = (consumer: string) =>
+      seriesValue(
+        body,
+        'joulegate_consumer_energy_joules_total',
+        `node="n1",consumer="${consumer}",device="gpu"`,
+      )!;
+    // Within 1 µJ of the exact fractions of GPU 0; GPU 1 had no process sample: nobody's.
+    assert.ok(Math.abs(share('slurm:101') - gpu0 * 0.6) <= 1e-6, `${share('slurm:101')} of ${gpu0}`);
+    assert.ok(Math.abs(share('slurm:202') - gpu0 * 0.2) <= 1e-6, `${share('slurm:202')} of ${gpu0}`);
+    const unattributed = seriesValue(
+      body,
+      'joulegate_unattributed_energy_joules_total',
+      'node="n1",device="gpu"',
+    )!;
+    assert.ok(Math.abs(unattributed - (gpu0 * 0.2 + gpu1)) <= 2e-6, `${unattributed}`);
+  });
+
   it('drops consumers beyond --max-consumers and says how many', async () => {
     const e = await start(copyFixture('attribution/node'), 'n1', { args: ['--max-consumers', '1'] });
     await scrape(e.url);

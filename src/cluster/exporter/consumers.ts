@@ -5,6 +5,7 @@ import {
   type DeviceKind,
   discoverConsumers,
   type FoundConsumer,
+  type GpuUseSource,
   kernelClockTicks,
   type NodeReading,
   openFound,
@@ -37,6 +38,8 @@ export interface ConsumerOptions {
   cgroups: readonly string[];
   expiryS: number;
   maxConsumers: number;
+  /** GPU use (NVML per-process utilisation, GPU bindings); without it GPU energy is unattributed. */
+  gpu?: GpuUseSource;
 }
 
 /** The exported per-consumer counters: joules by consumer id and device kind. */
@@ -103,13 +106,20 @@ export class ConsumerEnergy {
     // Gone consumers get no share either, so one rule expires both the idle and the gone.
     for (const [id, t] of this.tracked) if (now - t.activeS > this.options.expiryS) this.tracked.delete(id);
 
+    const consumers = [...this.tracked.values()].map((t) => ({
+      id: t.consumer.id,
+      cpu: t.consumer.read(),
+      gpus: t.consumer.boundGpus?.(),
+    }));
+    const durationS = this.previous === undefined ? 0 : now - this.previous.timeS;
     const reading: NodeReading = {
       timeS: now,
       cpuTimes: readNodeCpuTimes(this.root, this.topology.numDomain(DomainType.Cpu), (reason) => {
         if (problems.length < 5) problems.push(`/proc/stat: ${reason}`);
       }),
       energy: deviceEnergy(sample),
-      consumers: [...this.tracked.values()].map((t) => ({ id: t.consumer.id, cpu: t.consumer.read() })),
+      consumers,
+      gpus: durationS > 0 ? this.options.gpu?.read(durationS, consumers) : undefined,
     };
     if (this.previous !== undefined && now > this.previous.timeS) {
       const shares = attributeReadings(this.previous, reading, {
