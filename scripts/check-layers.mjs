@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Fails when a module under src/ imports against the grain of the layers (docs/architecture.md):
-//   platform → ipc → backends → service | batch | monitor → report → cli → app
+//   platform → ipc → backends → service | batch | monitor → cluster → report → cli → app
 // A module may import its own folder and any lower layer; folders on one level (service, batch,
 // monitor) may not import each other. Static imports, `export … from`, import() and
 // importModule() are all checked. Usage: node scripts/check-layers.mjs [--root DIR]
@@ -14,6 +14,7 @@ export const LAYERS = [
   ['ipc'],
   ['backends'],
   ['service', 'batch', 'monitor'],
+  ['cluster'],
   ['report'],
   ['cli'],
   ['app'],

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { errorMessage } from '../platform/errors.js';
 import { VERSION } from '../platform/version.js';
+import { registerClusterCommands } from './commands/cluster.js';
 import { COMMANDS } from './commands/index.js';
 
 /** GEOPM's command names and the joulegate subcommand each one is (bin/geopm*). */
@@ -24,6 +25,7 @@ export async function main(argv: string[], asTool?: string): Promise<number> {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) });
   for (const register of COMMANDS) register(program);
+  registerClusterCommands(program);
   let args = argv;
   if (asTool !== undefined) {
     const sub = GEOPM_TOOLS[asTool];

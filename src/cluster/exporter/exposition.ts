@@ -1,0 +1,121 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { ConsumerEnergy, ConsumerScrape } from './consumers.js';
+import { deviceLabels, type NodeSample, type NodeSampler } from './node-metrics.js';
+
+/**
+ * The exporter's metrics as prom-client objects, filled from one node reading per scrape.
+ * Two registries hold the same metrics: one renders Prometheus text 0.0.4, the other OpenMetrics
+ * 1.0 (chosen by the scrape's Accept header). Values are set from the reading (counters are reset
+ * and set to the exported total, since the exporter mirrors counters kept elsewhere); a series
+ * whose read failed is left out of that scrape, never published as 0.
+ */
+export const CONTENT_TYPES = {
+  text: Registry.PROMETHEUS_CONTENT_TYPE,
+  openmetrics: Registry.OPENMETRICS_CONTENT_TYPE,
+} as const;
+export type ExpositionFormat = keyof typeof CONTENT_TYPES;
+
+/** OpenMetrics when the scraper asks for it (Prometheus does), text otherwise. */
+export function negotiateFormat(accept: string | undefined): ExpositionFormat {
+  return accept !== undefined && /application\/openmetrics-text/.test(accept) ? 'openmetrics' : 'text';
+}
+
+function openMetricsRegistry(): Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE> {
+  const registry = new Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>();
+  registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  return registry;
+}
+
+export class Exposition {
+  private readonly text = new Registry();
+  private readonly openmetrics = openMetricsRegistry();
+  private readonly node = new Map<string, Counter | Gauge>();
+  private readonly consumerEnergy?: Counter;
+  private readonly unattributed?: Counter;
+  private readonly consumersTracked?: Gauge;
+  private readonly consumersUntracked?: Gauge;
+  private readonly readSeconds: Gauge;
+  private readonly readFailures: Gauge;
+
+  constructor(
+    sampler: NodeSampler,
+    /** Value of the `node` label on every series. */
+    private readonly nodeName: string,
+    withConsumers: boolean,
+  ) {
+    const registers = [this.text, this.openmetrics];
+    for (const { rule } of sampler.channels) {
+      if (this.node.has(rule.metric)) continue;
+      const labelNames = ['node', ...(rule.device === 'board' ? [] : [rule.device])];
+      const config = { name: rule.metric, help: rule.help, labelNames, registers };
+      this.node.set(rule.metric, rule.type === 'counter' ? new Counter(config) : new Gauge(config));
+    }
+    if (withConsumers) {
+      this.consumerEnergy = new Counter({
+        name: 'joulegate_consumer_energy_joules_total',
+        help: 'Energy attributed to a consumer (slurm:<job>, user:<uid>, cgroup:<path>) on a device kind, since it was first seen.',
+        labelNames: ['node', 'consumer', 'device'],
+        registers,
+      });
+      this.unattributed = new Counter({
+        name: 'joulegate_unattributed_energy_joules_total',
+        help: 'Energy of a device kind that no tracked consumer got (other processes, idle, unreadable usage).',
+        labelNames: ['node', 'device'],
+        registers,
+      });
+      this.consumersTracked = new Gauge({
+        name: 'joulegate_consumers_tracked',
+        help: 'Consumers whose energy is exported.',
+        labelNames: ['node'],
+        registers,
+      });
+      this.consumersUntracked = new Gauge({
+        name: 'joulegate_consumers_untracked',
+        help: 'Consumers found but not tracked (over --max-consumers); their energy is unattributed.',
+        labelNames: ['node'],
+        registers,
+      });
+    }
+    this.readSeconds = new Gauge({
+      name: 'joulegate_exporter_read_seconds',
+      help: 'Time the batch read of this scrape took.',
+      labelNames: ['node'],
+      registers,
+    });
+    this.readFailures = new Gauge({
+      name: 'joulegate_exporter_read_failures',
+      help: 'Series left out of this scrape because their read failed.',
+      labelNames: ['node'],
+      registers,
+    });
+  }
+
+  /** Replaces every value with those of this scrape's reading. */
+  update(sample: NodeSample, consumers?: { energy: ConsumerEnergy; scrape: ConsumerScrape }): void {
+    const node = { node: this.nodeName };
+    for (const metric of this.node.values()) metric.reset();
+    for (const { channel, value } of sample.values) {
+      const metric = this.node.get(channel.rule.metric)!;
+      const labels = { ...node, ...deviceLabels(channel) };
+      if (metric instanceof Counter) metric.inc(labels, value);
+      else metric.set(labels, value);
+    }
+    this.readSeconds.set(node, sample.readSeconds);
+    this.readFailures.set(node, sample.failures.length);
+    if (consumers === undefined || this.consumerEnergy === undefined) return;
+    this.consumerEnergy.reset();
+    for (const s of consumers.energy.series()) {
+      this.consumerEnergy.inc({ ...node, consumer: s.consumer, device: s.device }, s.joules);
+    }
+    this.unattributed!.reset();
+    for (const s of consumers.energy.unattributedSeries()) {
+      this.unattributed!.inc({ ...node, device: s.device }, s.joules);
+    }
+    this.consumersTracked!.set(node, consumers.scrape.tracked);
+    this.consumersUntracked!.set(node, consumers.scrape.untracked);
+  }
+
+  async render(format: ExpositionFormat): Promise<string> {
+    return format === 'openmetrics' ? this.openmetrics.metrics() : this.text.metrics();
+  }
+}

@@ -1,0 +1,249 @@
+import { DomainType } from '../../platform/domains.js';
+import { errorMessage } from '../../platform/errors.js';
+import type { PlatformIO } from '../../platform/platform-io.js';
+import { Units } from '../../platform/signal-info.js';
+import { ExportedCounter } from './counter.js';
+
+/**
+ * What the exporter publishes about the node, as a table: which PlatformIO signal becomes which
+ * Prometheus metric (docs/exporter.md lists them). Names follow Prometheus's conventions: base
+ * units (joules, watts, hertz, celsius), ratios 0..1, `_total` on counters; the device index is a
+ * label named after the domain (`package="0"`, `gpu="1"`).
+ */
+export type DeviceLabel = 'package' | 'gpu' | 'board';
+
+/** The attribution engine's device kind of an energy metric (consumers are split per device). */
+export type EnergyDevice = 'package' | 'dram' | 'gpu' | 'board';
+
+export interface MetricRule {
+  /** Candidate signal names; the first one PlatformIO offers is used. */
+  signals: readonly string[];
+  units?: Units;
+  metric: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  device: DeviceLabel;
+  /** For energy counters: which device kind (the job report groups by it). */
+  energy?: EnergyDevice;
+}
+
+const DOMAIN_OF: Record<DeviceLabel, DomainType> = {
+  package: DomainType.Package,
+  gpu: DomainType.Gpu,
+  board: DomainType.Board,
+};
+
+export const METRIC_RULES: readonly MetricRule[] = [
+  {
+    signals: ['CPU_ENERGY'],
+    units: Units.Joules,
+    metric: 'joulegate_package_energy_joules_total',
+    help: 'Energy of a CPU package (RAPL package domain), wrap-corrected, since the exporter started.',
+    type: 'counter',
+    device: 'package',
+    energy: 'package',
+  },
+  {
+    signals: ['DRAM_ENERGY'],
+    units: Units.Joules,
+    metric: 'joulegate_dram_energy_joules_total',
+    help: 'Energy of the DRAM of a package (RAPL dram domain), wrap-corrected, since the exporter started.',
+    type: 'counter',
+    device: 'package',
+    energy: 'dram',
+  },
+  {
+    signals: ['GPU_ENERGY'],
+    units: Units.Joules,
+    metric: 'joulegate_gpu_energy_joules_total',
+    help: 'Energy of a GPU, since the exporter started.',
+    type: 'counter',
+    device: 'gpu',
+    energy: 'gpu',
+  },
+  {
+    signals: ['BOARD_ENERGY'],
+    units: Units.Joules,
+    metric: 'joulegate_board_energy_joules_total',
+    help: 'Energy of the whole platform (RAPL psys), wrap-corrected, since the exporter started.',
+    type: 'counter',
+    device: 'board',
+    energy: 'board',
+  },
+  {
+    signals: ['CPU_POWER'],
+    units: Units.Watts,
+    metric: 'joulegate_package_power_watts',
+    help: 'Power of a CPU package.',
+    type: 'gauge',
+    device: 'package',
+  },
+  {
+    signals: ['DRAM_POWER'],
+    units: Units.Watts,
+    metric: 'joulegate_dram_power_watts',
+    help: 'Power of the DRAM of a package.',
+    type: 'gauge',
+    device: 'package',
+  },
+  {
+    signals: ['GPU_POWER'],
+    units: Units.Watts,
+    metric: 'joulegate_gpu_power_watts',
+    help: 'Power of a GPU.',
+    type: 'gauge',
+    device: 'gpu',
+  },
+  {
+    signals: ['BOARD_POWER'],
+    units: Units.Watts,
+    metric: 'joulegate_board_power_watts',
+    help: 'Power of the whole platform (RAPL psys).',
+    type: 'gauge',
+    device: 'board',
+  },
+  {
+    signals: ['CPU_UTILIZATION'],
+    metric: 'joulegate_cpu_utilization_ratio',
+    help: 'Busy fraction of all CPUs of the node since the previous scrape (0..1).',
+    type: 'gauge',
+    device: 'board',
+  },
+  {
+    signals: ['GPU_UTILIZATION'],
+    metric: 'joulegate_gpu_utilization_ratio',
+    help: 'Busy fraction of a GPU (0..1).',
+    type: 'gauge',
+    device: 'gpu',
+  },
+  {
+    signals: ['CPU_FREQUENCY_STATUS'],
+    units: Units.Hertz,
+    metric: 'joulegate_cpu_frequency_hertz',
+    help: 'Mean current frequency of the CPUs of a package.',
+    type: 'gauge',
+    device: 'package',
+  },
+  {
+    signals: ['GPU_CORE_FREQUENCY_STATUS'],
+    units: Units.Hertz,
+    metric: 'joulegate_gpu_frequency_hertz',
+    help: 'Current core frequency of a GPU.',
+    type: 'gauge',
+    device: 'gpu',
+  },
+  {
+    signals: ['CPU_PACKAGE_TEMPERATURE'],
+    units: Units.Celsius,
+    metric: 'joulegate_package_temperature_celsius',
+    help: 'Temperature of a CPU package.',
+    type: 'gauge',
+    device: 'package',
+  },
+  {
+    signals: ['GPU_TEMPERATURE'],
+    units: Units.Celsius,
+    metric: 'joulegate_gpu_temperature_celsius',
+    help: 'Temperature of a GPU.',
+    type: 'gauge',
+    device: 'gpu',
+  },
+];
+
+/** Why a channel has no value when PlatformIO gave NaN without an error (a rate before two readings). */
+export const NO_VALUE = 'no value';
+
+/** One pushed signal: a rule at one device index. */
+export interface Channel {
+  rule: MetricRule;
+  index: number;
+  handle: number;
+  /** Energy counters only: the exported, monotone counter. */
+  counter?: ExportedCounter;
+}
+
+/** One reading of every channel: a value, or the reason it has none (the series is left out). */
+export interface ChannelValue {
+  channel: Channel;
+  value: number;
+}
+
+export interface NodeSample {
+  /** Monotonic seconds (performance.now) at the middle of the batch read. */
+  timeS: number;
+  values: ChannelValue[];
+  /** Channels without a value in this reading, with why. */
+  failures: { channel: Channel; reason: string }[];
+  readSeconds: number;
+}
+
+/** The labels of a channel's series: `{package: "0"}`, `{gpu: "1"}`, `{}` for the board. */
+export function deviceLabels(channel: Channel): Record<string, string> {
+  return channel.rule.device === 'board' ? {} : { [channel.rule.device]: String(channel.index) };
+}
+
+/**
+ * The node's signals, pushed once and read with one PlatformIO batch read per `read()` (every
+ * backend reads its files or devices once for all metrics, never one open per metric).
+ */
+export class NodeSampler {
+  readonly channels: Channel[] = [];
+  /** Rules that matched no signal or could not be pushed, with why (for the start-up log). */
+  readonly notes: string[] = [];
+
+  constructor(private readonly pio: PlatformIO) {
+    const names = pio.signalNames();
+    for (const rule of METRIC_RULES) {
+      const signal = rule.signals.find((s) => names.includes(s));
+      if (signal === undefined) continue;
+      const info = pio.signalInfo(signal);
+      if (rule.units !== undefined && info.units !== rule.units) {
+        this.notes.push(`${signal}: not exported, its units are not those of ${rule.metric}`);
+        continue;
+      }
+      const domain = DOMAIN_OF[rule.device];
+      const count = rule.device === 'board' ? 1 : pio.topology.numDomain(domain);
+      for (let index = 0; index < count; index++) {
+        try {
+          const handle = pio.pushSignal(signal, domain, index);
+          const counter = rule.type === 'counter' ? new ExportedCounter() : undefined;
+          this.channels.push({ rule, index, handle, counter });
+        } catch (err) {
+          this.notes.push(`${signal} ${rule.device} ${index}: not exported (${errorMessage(err)})`);
+        }
+      }
+    }
+  }
+
+  /** One batch read of every channel. A failed channel has no value this time, never 0. */
+  async read(): Promise<NodeSample> {
+    const before = performance.now();
+    let batchError: string | undefined;
+    try {
+      await this.pio.readBatch();
+    } catch (err) {
+      batchError = errorMessage(err);
+    }
+    const after = performance.now();
+    const values: ChannelValue[] = [];
+    const failures: NodeSample['failures'] = [];
+    for (const channel of this.channels) {
+      let value: number;
+      let reason: string | undefined;
+      try {
+        value = this.pio.sample(channel.handle);
+        if (!Number.isFinite(value)) {
+          const err = this.pio.sampleError(channel.handle);
+          reason = err ? errorMessage(err) : (batchError ?? NO_VALUE);
+        }
+      } catch (err) {
+        value = Number.NaN;
+        reason = errorMessage(err);
+      }
+      if (channel.counter !== undefined && reason === undefined) value = channel.counter.feed(value);
+      if (reason === undefined && Number.isFinite(value)) values.push({ channel, value });
+      else failures.push({ channel, reason: reason ?? NO_VALUE });
+    }
+    return { timeS: (before + after) / 2000, values, failures, readSeconds: (after - before) / 1000 };
+  }
+}

@@ -1,0 +1,113 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { errorMessage, InvalidArgumentError } from '../../platform/errors.js';
+import type { ConsumerEnergy } from './consumers.js';
+import { CONTENT_TYPES, type Exposition, negotiateFormat } from './exposition.js';
+import { NO_VALUE, type NodeSampler } from './node-metrics.js';
+
+/** The exporter's default port (docs/exporter.md), in the range Prometheus exporters use. */
+export const DEFAULT_PORT = 9863;
+export const DEFAULT_LISTEN = `127.0.0.1:${DEFAULT_PORT}`;
+
+/** "host:port", "[v6]:port" or ":port" (all addresses) → host and port. */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d+)$/.exec(text.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    throw new InvalidArgumentError(
+      `--listen "${text}": expected HOST:PORT (e.g. ${DEFAULT_LISTEN}, [::1]:9863, :9863)`,
+    );
+  }
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+export interface ExporterParts {
+  sampler: NodeSampler;
+  exposition: Exposition;
+  consumers?: ConsumerEnergy;
+  /** Where one-line problems go (a failed read is logged once per distinct reason). */
+  log: (line: string) => void;
+}
+
+/**
+ * Serves /metrics: each scrape takes one batch read of the node, updates the metrics and renders
+ * them. Scrapes run one at a time (two scrapers at once each get a whole, consistent reading).
+ */
+export class ExporterServer {
+  private readonly server: Server;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly logged = new Set<string>();
+  private scrapes = 0;
+
+  constructor(private readonly parts: ExporterParts) {
+    this.server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+        return;
+      }
+      if (path === '/') {
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+        res.end(
+          '<html><body><h1>joulegate exporter</h1><p><a href="/metrics">metrics</a></p></body></html>\n',
+        );
+        return;
+      }
+      if (path !== '/metrics') {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: the metrics are at /metrics\n');
+        return;
+      }
+      const format = negotiateFormat(req.headers.accept);
+      const scrape = this.queue.then(() => this.scrape(format));
+      this.queue = scrape.catch(() => undefined);
+      scrape.then(
+        (body) => {
+          res.writeHead(200, { 'Content-Type': CONTENT_TYPES[format] });
+          res.end(req.method === 'HEAD' ? undefined : body);
+        },
+        (err) => {
+          res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`scrape failed: ${errorMessage(err)}\n`);
+        },
+      );
+    });
+  }
+
+  private async scrape(format: 'text' | 'openmetrics'): Promise<string> {
+    const { sampler, exposition, consumers } = this.parts;
+    const sample = await sampler.read();
+    this.scrapes++;
+    for (const f of sample.failures) {
+      // Rates (power, utilisation) have no value before two readings: not worth a line.
+      if (f.reason !== NO_VALUE || this.scrapes > 2) this.logOnce(`${f.channel.rule.metric}: ${f.reason}`);
+    }
+    let consumerScrape: ReturnType<ConsumerEnergy['update']> | undefined;
+    if (consumers !== undefined) {
+      consumerScrape = consumers.update(sample);
+      for (const p of consumerScrape.problems) this.logOnce(`attribution: ${p}`);
+    }
+    exposition.update(sample, consumers && consumerScrape && { energy: consumers, scrape: consumerScrape });
+    return exposition.render(format);
+  }
+
+  private logOnce(line: string): void {
+    if (this.logged.has(line) || this.logged.size > 1000) return;
+    this.logged.add(line);
+    this.parts.log(`joulegate exporter: ${line}`);
+  }
+
+  /** Starts listening; resolves with the bound address ("127.0.0.1:9863"). */
+  listen(host: string, port: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        const a = this.server.address() as AddressInfo;
+        resolve(a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,111 @@
+import { counterSegments } from '../../monitor/energy.js';
+import type { Report } from '../../monitor/report-model.js';
+import type { DeviceGroup } from '../../monitor/signals.js';
+import { total } from '../../platform/integration.js';
+import {
+  assembleJobReport,
+  type DeviceWindowEnergy,
+  type EnergyDeviceKind,
+  type JobEnergyReport,
+  type NodeWindowEnergy,
+  nodeTotal,
+  type PostFactors,
+} from './job-energy.js';
+
+/**
+ * A multi-node job measured by `srun joulegate monitor -- app`: one monitor report per node
+ * (its `host`), combined into the job report. Per device: the energy counters' wrap-corrected
+ * increase over every kept round (the monitor's counter rule); a group measured by power only
+ * is one row with its integrated energy. Nodes expected but without a report are gaps, as are
+ * rounds the report left out, a failed run, and a second report of the same host (the node
+ * would be counted twice: the longest run is kept).
+ */
+const KIND_OF: Partial<Record<DeviceGroup, EnergyDeviceKind>> = {
+  cpu: 'package',
+  ram: 'dram',
+  gpu: 'gpu',
+  board: 'board',
+};
+
+const runtimeOf = (r: Report) => r.rounds.reduce((a, round) => a + round.metrics.host.runtime, 0);
+
+function reportDevices(r: Report): DeviceWindowEnergy[] {
+  const runtime = runtimeOf(r);
+  const devices: DeviceWindowEnergy[] = [];
+  const counted = new Set<DeviceGroup>();
+  r.series.forEach((s, i) => {
+    const kind = KIND_OF[s.group];
+    if (s.kind !== 'energy' || kind === undefined) return;
+    let joules = 0;
+    let samples = 0;
+    for (const round of r.rounds) {
+      const segments = counterSegments(round.times, round.values[i]!).segments;
+      joules += segments.length > 0 ? total(segments) : Number.NaN;
+      samples += round.times.length;
+    }
+    counted.add(s.group);
+    const index = kind === 'board' ? '' : String(s.index);
+    devices.push({ kind, index, joules, coveredS: Number.isFinite(joules) ? runtime : 0, gaps: [], samples });
+  });
+  for (const source of r.sources) {
+    const kind = KIND_OF[source.group];
+    if (kind === undefined || counted.has(source.group) || source.method !== 'power-integrated') continue;
+    let joules = 0;
+    let coveredS = 0;
+    for (const round of r.rounds) {
+      const g = round.metrics.host.groups[source.group];
+      joules += g?.energy ?? Number.NaN;
+      coveredS += ((g?.coverage ?? 0) / 100) * round.metrics.host.runtime;
+    }
+    devices.push({ kind, index: '', joules, coveredS, gaps: [], samples: 0 });
+  }
+  return devices;
+}
+
+/** Combines per-node monitor reports; `nodes`: the job's nodes, when known (missing ones are gaps). */
+export function combineReports(
+  reports: readonly { path: string; report: Report }[],
+  nodes: readonly string[] | undefined,
+  head: { job: string; source: string },
+  factors: PostFactors,
+  nowS = Date.now() / 1000,
+): JobEnergyReport {
+  const notes: string[] = [];
+  const byHost = new Map<string, { path: string; report: Report }>();
+  for (const entry of reports) {
+    const kept = byHost.get(entry.report.host);
+    if (kept === undefined || runtimeOf(entry.report) > runtimeOf(kept.report))
+      byHost.set(entry.report.host, entry);
+    if (kept !== undefined) {
+      notes.push(
+        `${entry.report.host}: two reports (${kept.path}, ${entry.path}); the longest run is used, not both (one node, one count)`,
+      );
+    }
+  }
+  const starts = [...byHost.values()].map(({ report }) => Date.parse(report.created) / 1000);
+  const ends = [...byHost.values()].map(
+    ({ report }) => Date.parse(report.created) / 1000 + runtimeOf(report),
+  );
+  const start = starts.length > 0 ? Math.min(...starts) : nowS;
+  const end = ends.length > 0 ? Math.max(...ends) : nowS;
+  const names = nodes ?? [...byHost.keys()].sort();
+  for (const host of byHost.keys()) {
+    if (!names.includes(host))
+      notes.push(`${host}: a report of a node outside the job's node list; not counted`);
+  }
+  const perNode: NodeWindowEnergy[] = names.map((node) => {
+    const entry = byHost.get(node);
+    if (entry === undefined) return { node, joules: Number.NaN, rule: 'no data', coverage: 0, devices: [] };
+    const { report } = entry;
+    if (report.failed) notes.push(`${node}: the run failed (${report.failure}); its report is partial`);
+    if ((report.omittedRounds ?? 0) > 0) {
+      notes.push(`${node}: ${report.omittedRounds} round(s) left out of the report are not counted`);
+    }
+    const devices = reportDevices(report);
+    const runtime = runtimeOf(report);
+    const coverage =
+      devices.length > 0 && runtime > 0 ? (Math.min(...devices.map((d) => d.coveredS)) / runtime) * 100 : 0;
+    return { node, ...nodeTotal(devices), coverage, devices };
+  });
+  return assembleJobReport({ ...head, start, end }, perNode, factors, nowS, notes);
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { run } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const PACKAGING = new URL('../../packaging/', import.meta.url).pathname;
+
+test('the exporter unit passes systemd-analyze verify and runs joulegate exporter unprivileged', async () => {
+  const text = readFileSync(join(PACKAGING, 'joulegate-exporter.service'), 'utf8');
+  assert.match(text, /^ExecStart=\/usr\/bin\/joulegate exporter --listen \$\{JOULEGATE_EXPORTER_LISTEN\}$/m);
+  assert.match(text, /^User=joulegate-exporter$/m);
+  assert.match(text, /^CapabilityBoundingSet=$/m);
+  const dir = tempDir();
+  // verify insists the ExecStart binary exists; everything else is checked as shipped.
+  writeFileSync(
+    join(dir, 'joulegate-exporter.service'),
+    text.replace(/^ExecStart=.*$/m, 'ExecStart=/bin/true'),
+  );
+  const r = await run('systemd-analyze', ['verify', join(dir, 'joulegate-exporter.service')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /Unknown|Invalid|ignoring|Failed/i, r.stderr);
+});
+
+test('the sample scrape configuration passes promtool check config', async () => {
+  const dir = tempDir();
+  const config = join(dir, 'prometheus.yml');
+  writeFileSync(config, readFileSync(join(PACKAGING, 'prometheus-joulegate.yml'), 'utf8'));
+  const r = await run('promtool', ['check', 'config', config]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+});
+
+test('the Slurm epilog is valid sh and never fails the node', async () => {
+  const script = join(PACKAGING, 'slurm-epilog-job-energy.sh');
+  assert.equal((await run('sh', ['-n', script])).code, 0);
+  // No Slurm record of the job (scontrol missing): it logs and exits 0.
+  const r = await run('sh', [script], {
+    env: {
+      SLURM_JOB_ID: '1',
+      JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9',
+      PATH: '/usr/bin:/bin',
+      SLURM_JOB_NODELIST: '',
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+});
