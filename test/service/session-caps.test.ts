@@ -73,6 +73,9 @@ test(`one user's open sessions stop at ${LIMITS.sessionsPerUser}; other users ar
   // Closing one frees room for the next.
   await service.handlers.PlatformCloseSessionAdmin(mine[1]!, [mine[1]!.pid]);
   await open(extra);
-  const files = readdirSync(runDir).filter((f) => f.startsWith('session-'));
-  assert.equal(files.length, LIMITS.sessionsPerUser + 1);
+  // Session files are written off the request path: wait (bounded) for them to catch up.
+  const sessionFiles = () => readdirSync(runDir).filter((f) => f.startsWith('session-')).length;
+  for (let i = 0; i < 100 && sessionFiles() !== LIMITS.sessionsPerUser + 1; i++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(sessionFiles(), LIMITS.sessionsPerUser + 1);
 });

@@ -122,6 +122,10 @@ test('kill -9 of the daemon: live sessions and the writer survive a restart; a w
     setsid: true,
   });
   const readerPid = reader.results[1]!.value as number;
+  // Session files are written just after the reply (off the request path): a crash before
+  // that forgets the session. Kill once it is on disk.
+  for (const pid of [readerPid, writerClient.process.pid])
+    assert.ok(await waitFor(() => existsSync(join(h.runDir, `session-${pid}.json`))));
   await h.stopDaemon('SIGKILL');
   await h.startDaemon();
   // The writer is alive, so nothing was restored and it still holds write mode.
