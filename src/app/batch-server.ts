@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
+import { preadThroughLibc } from '../backends/polled-file.js';
 import { adoptTimeOrigin, TIME_ORIGIN_ENV } from '../backends/time.js';
 import { type BatchIO, BatchServer } from '../batch/server.js';
 import { ADMIT_LINE, type ServerReport } from '../ipc/batch/protocol.js';
@@ -41,7 +42,7 @@ function report(msg: ServerReport): void {
 const IDLE_IO: BatchIO = {
   pushSignal: () => 0,
   pushControl: () => 0,
-  readBatch: async () => {},
+  readBatchNow: () => undefined,
   sample: () => 0,
   adjust: () => {},
   writeBatch: async () => {},
@@ -96,6 +97,7 @@ async function main(): Promise<number> {
     const { backends: plugins } = await loadPlugins();
     pio = await loadPlatform({ extra: plugins });
     libc(); // loaded now rather than while a client waits for its batch to start
+    preadThroughLibc(); // polled files are read a thousand times a second here
     warmUp();
   } catch (err) {
     report({ error: errorMessage(err) });

@@ -1,5 +1,30 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { errnoValue, lastErrno, libc, SystemCallError } from '../platform/libc.js';
 import { wrapIoError } from '../platform/sysroot.js';
+
+/** One pread of up to `buffer.length` bytes at offset 0; the byte count. Throws with an errno code. */
+type Pread = (fd: number, buffer: Buffer) => number;
+
+let pread: Pread = (fd, buffer) => readSync(fd, buffer, 0, buffer.length, 0);
+
+/**
+ * Makes every PolledFile of this process pread through libc (koffi) rather than Node's fs,
+ * whose per-call request setup costs about 0.5 µs more. For the batch server, which loads libc
+ * anyway and reads the same files a thousand times a second; other processes keep fs and load
+ * no native module for it.
+ */
+export function preadThroughLibc(): void {
+  const call = libc().pread;
+  const eintr = errnoValue('EINTR');
+  pread = (fd, buffer) => {
+    for (;;) {
+      const n = call(fd, buffer, buffer.length, 0);
+      if (n >= 0) return n;
+      const errno = lastErrno();
+      if (errno !== eintr) throw new SystemCallError('pread', `fd ${fd}`, errno);
+    }
+  };
+}
 
 /**
  * A kernel file read again and again (sysfs attribute, /proc/stat). The descriptor stays open
@@ -22,17 +47,59 @@ export class PolledFile {
     this.buffer = Buffer.allocUnsafe(initialSize);
   }
 
+  /** Length of the content the last read left in `buffer`. */
+  private length = 0;
+
   /** Whole content as text; I/O errors name the file (permission → PermissionError). */
   read(): string {
+    this.load();
+    return this.lastText();
+  }
+
+  /**
+   * Reads the file and parses it as one decimal integer (surrounding white space allowed)
+   * straight from the bytes, without making a string: what a sampling loop reads thousands of
+   * times a second. NaN when the content is anything else (a word, a fraction, more than 15
+   * digits); lastText() then has it for a full parse or an error message.
+   */
+  readDecimal(): number {
+    this.load();
+    const b = this.buffer;
+    const end = this.length;
+    let i = 0;
+    while (i < end && isSpace(b[i]!)) i++;
+    const negative = i < end && b[i] === MINUS;
+    if (negative) i++;
+    const first = i;
+    let value = 0;
+    for (; i < end; i++) {
+      const digit = b[i]! - ZERO;
+      if (digit < 0 || digit > 9) break;
+      value = value * 10 + digit;
+    }
+    const digits = i - first;
+    while (i < end && isSpace(b[i]!)) i++;
+    // 15 digits stay exact in a double; longer numbers go through the text.
+    if (digits === 0 || digits > 15 || i !== end) return Number.NaN;
+    return negative ? -value : value;
+  }
+
+  /** The content the last read() or readDecimal() saw, as text. */
+  lastText(): string {
+    return this.buffer.toString('latin1', 0, this.length);
+  }
+
+  private load(): void {
     try {
       if (this.fd === undefined) this.fd = openSync(this.path, 'r');
       for (;;) {
-        const n = this.readAll(this.fd);
-        if (n < this.buffer.length) return this.buffer.toString('latin1', 0, n);
+        this.length = this.readAll(this.fd);
+        if (this.length < this.buffer.length) return;
         // Filled the buffer: the file may be longer (big /proc/stat); grow and read again.
         this.buffer = Buffer.allocUnsafe(this.buffer.length * 2);
       }
     } catch (err) {
+      this.length = 0;
       this.close();
       throw wrapIoError(err, this.label);
     }
@@ -44,7 +111,7 @@ export class PolledFile {
    * are a single page. A full buffer is read again, bigger, by the caller.
    */
   private readAll(fd: number): number {
-    return readSync(fd, this.buffer, 0, this.buffer.length, 0);
+    return pread(fd, this.buffer);
   }
 
   close(): void {
@@ -56,6 +123,14 @@ export class PolledFile {
     }
     this.fd = undefined;
   }
+}
+
+const ZERO = 0x30;
+const MINUS = 0x2d;
+
+/** Space, tab, newline, vertical tab, form feed, carriage return: what String.trim() removes in ASCII. */
+function isSpace(byte: number): boolean {
+  return byte === 0x20 || (byte >= 0x09 && byte <= 0x0d);
 }
 
 /** Either a parsed value or the reason it could not be had (kept per file, per batch). */

@@ -43,6 +43,16 @@ export class SysfsNumberFile {
     return this.file.read().trim();
   }
 
+  /** The file as one decimal integer, parsed without a string; NaN for other content (see lastText()). */
+  readDecimal(): number {
+    return this.file.readDecimal();
+  }
+
+  /** What the last read saw, untrimmed. */
+  lastText(): string {
+    return this.file.lastText();
+  }
+
   readInteger(): bigint {
     return parseUnsigned(this.file.read(), this.path);
   }

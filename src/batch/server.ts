@@ -9,7 +9,7 @@ import type { PlatformIO } from '../platform/platform-io.js';
 /** What a batch server needs from PlatformIO (the server owns its own instance). */
 export type BatchIO = Pick<
   PlatformIO,
-  'pushSignal' | 'pushControl' | 'readBatch' | 'sample' | 'adjust' | 'writeBatch'
+  'pushSignal' | 'pushControl' | 'readBatchNow' | 'sample' | 'adjust' | 'writeBatch'
 >;
 
 export interface BatchServerConfig {
@@ -116,11 +116,13 @@ export class BatchServer {
           first = false;
         }
         if (message === Message.Read) {
-          // Awaited here rather than in a helper: one promise hop less per batch.
+          // A batch that every backend read synchronously (sysfs, procfs, TIME, …) awaits
+          // nothing: the loop stays in this function, with no promise or microtask per sample.
           let failure: unknown;
           if (this.signalBuffer) {
             try {
-              await this.pio.readBatch();
+              const pending = this.pio.readBatchNow();
+              if (pending) await pending;
             } catch (err) {
               failure = err ?? 'read failed';
             }

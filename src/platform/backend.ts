@@ -53,7 +53,11 @@ export interface Backend {
 
   pushSignal(name: string, domain: DomainType, idx: number): number;
   pushControl(name: string, domain: DomainType, idx: number): number;
-  readBatch(): Promise<void>;
+  /**
+   * Reads every pushed signal. A backend that read synchronously may return nothing (no
+   * promise): a batch server sampling at 1 kHz then never waits on a microtask.
+   */
+  readBatch(): void | Promise<void>;
   writeBatch(): Promise<void>;
   sample(handle: number): number;
   /**

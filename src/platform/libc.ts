@@ -7,7 +7,8 @@ import { loadKoffi } from './ffi.js';
  * - Batch protocol: mmap/munmap for shared buffers, mkfifo and fcntl for the status FIFOs, the
  *   process-shared pthread mutex GEOPM keeps at the start of each buffer, and read/write for
  *   the one-byte FIFO messages (fs.readSync/writeSync cost about 1.5 µs more per call in libuv
- *   request setup, which doubled a batch round trip: bench/batch.ts).
+ *   request setup, which doubled a batch round trip: bench/batch.ts), and pread for the files a
+ *   batch server polls (see PolledFile).
  * - Client processes: getsid, and sysconf for the clock tick.
  * - The daemon's single-instance lock on its run directory: flock.
  * - NSS user and group lookups (getpw*_r, getgr*_r, getgrouplist), so LDAP/SSSD users resolve
@@ -21,6 +22,7 @@ export interface Libc {
   strerror(errnum: number): string;
   read(fd: number, buf: Buffer, count: number): number;
   write(fd: number, buf: Buffer, count: number): number;
+  pread(fd: number, buf: Buffer, count: number, offset: number): number;
   pthread_mutexattr_init(attr: Buffer): number;
   pthread_mutexattr_settype(attr: Buffer, kind: number): number;
   pthread_mutexattr_setpshared(attr: Buffer, pshared: number): number;
@@ -66,6 +68,7 @@ export function libc(): Libc {
     strerror: lib.func('const char *strerror(int errnum)'),
     read: lib.func('long read(int fd, void *buf, size_t count)'),
     write: lib.func('long write(int fd, void *buf, size_t count)'),
+    pread: lib.func('long pread(int fd, void *buf, size_t count, int64_t offset)'),
     pthread_mutexattr_init: lib.func('int pthread_mutexattr_init(void *attr)'),
     pthread_mutexattr_settype: lib.func('int pthread_mutexattr_settype(void *attr, int kind)'),
     pthread_mutexattr_setpshared: lib.func('int pthread_mutexattr_setpshared(void *attr, int pshared)'),

@@ -211,6 +211,15 @@ export class PlatformIO {
   }
 
   async readBatch(): Promise<void> {
+    await this.readBatchNow();
+  }
+
+  /**
+   * readBatch() for a loop that samples often (the batch server): when every backend read
+   * synchronously it returns undefined, without a promise or a microtask; else the promise of
+   * the rest. Throws (or rejects) as readBatch() does.
+   */
+  readBatchNow(): Promise<void> | undefined {
     this.frozen = true;
     this.readDone = true;
     // Pushes are closed from here on, so the backends to read are fixed: found once, not per
@@ -218,24 +227,35 @@ export class PlatformIO {
     if (this.batchBackends === undefined) this.batchBackends = this.backendsWith(this.signalHandles);
     const backends = this.batchBackends;
     if (this.failedBackends.size > 0) this.failedBackends.clear();
-    if (backends.length === 1) {
+    // One backend failing (the daemon gone) must not take the others' values with it: they
+    // are read, its signals sample as NaN with its error (sampleError), and the batch throws.
+    let pending: Promise<void>[] | undefined;
+    for (const b of backends) {
       try {
-        await backends[0]!.readBatch();
+        const reading = b.readBatch();
+        if (reading) {
+          pending ??= [];
+          pending.push(reading.catch((err) => this.recordFailure(b, err)));
+        }
       } catch (err) {
-        this.failedBackends.set(backends[0]!, asError(err));
-        throw err;
+        this.recordFailure(b, err);
       }
-    } else if (backends.length > 1) {
-      // One backend failing (the daemon gone) must not take the others' values with it: they
-      // are read, its signals sample as NaN with its error (sampleError), and the batch throws.
-      const results = await Promise.allSettled(backends.map((b) => b.readBatch()));
-      results.forEach((r, i) => {
-        if (r.status === 'rejected') this.failedBackends.set(backends[i]!, asError(r.reason));
-      });
-      const errors = [...this.failedBackends.values()];
-      if (errors.length === 1) throw errors[0];
-      if (errors.length > 1) throw new JoulegateError(errors.map(errorMessage).join('; '));
     }
+    if (pending) return Promise.all(pending).then(() => this.throwFailures());
+    this.throwFailures();
+    return undefined;
+  }
+
+  private recordFailure(backend: Backend, err: unknown): void {
+    this.failedBackends.set(backend, asError(err));
+  }
+
+  /** Throws the batch's failure: a failed backend's error, or one naming each of several. */
+  private throwFailures(): void {
+    if (this.failedBackends.size === 0) return;
+    const errors = [...this.failedBackends.values()];
+    if (errors.length === 1) throw errors[0];
+    throw new JoulegateError(errors.map(errorMessage).join('; '));
   }
 
   sample(handle: number): number {

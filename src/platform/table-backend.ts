@@ -241,8 +241,8 @@ export abstract class TableBackend<S> implements Backend {
     }
   }
 
-  private async take(requests: readonly Pushed<S>[]): Promise<ReadContext<S>> {
-    const snap = await this.snapshot(requests);
+  /** The read context of a batch whose snapshot is `snap`; keeps it as the next one's previous. */
+  private record(snap: S): ReadContext<S> {
     const time = this.clockSeconds();
     const prev = this.previous;
     // A batch in which no time passed starts no interval: rates keep measuring from `prev`.
@@ -250,12 +250,19 @@ export abstract class TableBackend<S> implements Backend {
     return { current: snap, previous: prev?.snap, elapsed: prev ? time - prev.time : Number.NaN };
   }
 
-  async readBatch(): Promise<void> {
+  private evaluateAll(snap: S): void {
+    const ctx = this.record(snap);
+    for (let i = 0; i < this.pushed.length; i++) this.evaluate(i, ctx);
+  }
+
+  /** Synchronous (no promise) when snapshot() is. */
+  readBatch(): void | Promise<void> {
     this.frozen = true;
     this.batchRead = true;
     if (this.pushed.length === 0) return;
-    const ctx = await this.take(this.pushed);
-    for (let i = 0; i < this.pushed.length; i++) this.evaluate(i, ctx);
+    const snap = this.snapshot(this.pushed);
+    if (snap instanceof Promise) return snap.then((s) => this.evaluateAll(s));
+    this.evaluateAll(snap as S);
   }
 
   sample(handle: number): number {

@@ -92,7 +92,8 @@ class ServerProcess {
         this.wake?.();
         resolve(how);
       };
-      this.child.on('exit', (code, signal) => end(signal ? `killed by ${signal}` : `exit status ${code}`));
+      // 'close', not 'exit': its last stderr lines (why it ended) are logged by then.
+      this.child.on('close', (code, signal) => end(signal ? `killed by ${signal}` : `exit status ${code}`));
       this.child.on('error', (err) => end(`could not be started (${errorMessage(err)})`));
     });
     this.child.stdin!.on('error', () => {}); // a server that died is reported by `ended`

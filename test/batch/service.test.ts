@@ -96,6 +96,28 @@ test('batch reads and writes through the daemon-started server; close restores a
   assert.deepEqual(batchFiles(), []);
 });
 
+test('SERVICE writes send the last setting of every control, never NaN (a GEOPM server ends on NaN)', async () => {
+  const lines = await driver('resend');
+  // Nothing adjusted: nothing to write, and no batch server started for it.
+  assert.deepEqual(lines[0], { step: 'nothing adjusted', error: null, server: null });
+  // One control never adjusted: refused before anything is sent, naming it.
+  assert.equal(lines[1]!.step, 'one never adjusted');
+  assert.equal(
+    lines[1]!.error,
+    'SERVICE: FILECTL::LIMIT (package 1) was never adjusted: adjust every pushed control before the first writeBatch()',
+  );
+  assert.equal(lines[1]!.server, null);
+  assert.equal(lines[2]!.step, 'both adjusted');
+  assert.equal(lines[2]!.error, null);
+  const serverPid = lines[2]!.server as number;
+  assert.ok(Number.isInteger(serverPid) && serverPid > 0);
+  // The server took the second write (a NaN would have left package 0 at 55) and is the same one.
+  assert.deepEqual(lines[3], { step: 'no new adjust', error: null, server: serverPid });
+  assert.deepEqual(lines[4], { step: 'values', moved: 55, after: [61, 62] });
+  assert.ok(await waitFor(() => h.control('FILECTL-LIMIT-0') === '100'), h.daemonLog);
+  assert.deepEqual(batchFiles(), []);
+});
+
 test('closing the D-Bus session stops the batch server; the client gets a clear error', async () => {
   const lines = await driver('session-close');
   assert.equal(lines[0]!.step, 'read');

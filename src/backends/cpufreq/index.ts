@@ -159,14 +159,27 @@ export class CpufreqBackend extends TableBackend<FreqSnapshot> {
     return `${this.policies[slot % n]!.dir}/${this.attributes[Math.floor(slot / n)]!.attribute}`;
   }
 
+  /**
+   * One snapshot, refilled by every read: no cpufreq signal is a rate, so a snapshot is never
+   * looked at once the next is taken, and a batch at 1 kHz allocates nothing. Each read fills
+   * every slot its requests use.
+   */
+  private reused?: FreqSnapshot;
+
   protected snapshot(requests: readonly Request[]): FreqSnapshot {
     const size = this.attributes.length * this.policies.length;
-    const snap: FreqSnapshot = { values: new Float64Array(size).fill(Number.NaN), errors: [] };
+    this.reused ??= { values: new Float64Array(size).fill(Number.NaN), errors: [] };
+    const snap = this.reused;
     for (const slot of this.slots.of(requests)) {
       const file = this.polled(slot);
+      snap.errors[slot] = undefined;
+      snap.values[slot] = Number.NaN;
       try {
         const attr = this.attributes[Math.floor(slot / this.policies.length)]!;
-        snap.values[slot] = parseSysfsNumber(file.readText(), file.path) * attr.scalar;
+        // Sysfs frequencies are plain integers: parsed from the bytes; anything else as text.
+        const decimal = file.readDecimal();
+        const value = Number.isNaN(decimal) ? parseSysfsNumber(file.lastText(), file.path) : decimal;
+        snap.values[slot] = value * attr.scalar;
       } catch (err) {
         snap.errors[slot] = err as Error;
       }

@@ -66,7 +66,9 @@ export class ServiceBackend implements Backend {
   private readonly pushedSignals: Pushed[] = [];
   private readonly pushedControls: Pushed[] = [];
   private values = new Float64Array(0);
+  /** The last setting of each pushed control, kept across writes; NaN until first adjusted. */
   private settings = new Float64Array(0);
+  private adjustedAny = false;
   private batch?: { client: BatchClient; serverPid: number };
   private sessionOpen = false;
   private readonly runDir: string;
@@ -243,7 +245,6 @@ export class ServiceBackend implements Backend {
     }
     this.batch = { client: batchClient, serverPid };
     this.values = new Float64Array(this.pushedSignals.length).fill(Number.NaN);
-    this.settings = new Float64Array(this.pushedControls.length).fill(Number.NaN);
     return batchClient;
   }
 
@@ -253,13 +254,24 @@ export class ServiceBackend implements Backend {
     this.values.set(batch.readBatch());
   }
 
+  /**
+   * Sends every pushed control's last setting, adjusted since the last write or not: a GEOPM
+   * batch server applies the whole buffer and ends on a NaN, so "unchanged" cannot be sent as
+   * NaN. Before any adjust() nothing is written (no server is started for it); a write while
+   * some pushed control was never adjusted is refused, naming it, as there is no value to send.
+   */
   async writeBatch(): Promise<void> {
-    if (this.pushedControls.length === 0) return;
+    if (this.pushedControls.length === 0 || !this.adjustedAny) return;
+    const never = this.pushedControls.findIndex((_, i) => Number.isNaN(this.settings[i]!));
+    if (never >= 0) {
+      const { name, domain, idx } = this.pushedControls[never]!;
+      throw new InvalidArgumentError(
+        `SERVICE: ${name} (${domainName(domain as DomainType)} ${idx}) was never adjusted: adjust every pushed control before the first writeBatch()`,
+      );
+    }
     const batch = await this.startBatch();
     batch.controlValues.set(this.settings);
     batch.writeBatch();
-    // Only what was adjusted since the last write is applied again.
-    this.settings.fill(Number.NaN);
   }
 
   sample(handle: number): number {
@@ -277,9 +289,11 @@ export class ServiceBackend implements Backend {
     if (!Number.isFinite(value))
       throw new InvalidArgumentError(`SERVICE: cannot adjust a control to ${value}`);
     if (this.settings.length !== this.pushedControls.length) {
+      // Pushes are over once a control is adjusted (PlatformIO freezes them): sized once.
       this.settings = new Float64Array(this.pushedControls.length).fill(Number.NaN);
     }
     this.settings[handle] = value;
+    this.adjustedAny = true;
   }
 
   async readSignal(name: string, domain: DomainType, idx: number): Promise<number> {
