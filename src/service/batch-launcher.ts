@@ -356,9 +356,14 @@ export class BatchServerLauncher implements BatchLauncher {
       );
     };
     // The daemon also closes sessions of dead clients; this makes the server's lifetime safe
-    // on its own, e.g. when the client dies before connecting.
+    // on its own, e.g. when the client dies before connecting. A connected server sees its
+    // client's end itself (end of stream) and exits cleanly: it gets one more check period
+    // for that before it is stopped.
+    let clientGone = false;
     const watch = setInterval(() => {
-      if (!processExists(client)) stopBecause(`client ${client} terminated`);
+      if (processExists(client)) return;
+      if (clientGone) stopBecause(`client ${client} terminated`);
+      clientGone = true;
     }, this.clientCheckMs);
     watch.unref();
     void exited.then(() => {

@@ -30,7 +30,7 @@ const KNOB_C3 = { name: 'FILECTL::KNOB_C', domain: DomainType.Cpu, idx: 3 };
 let alice: TestUser;
 let mallory: TestUser;
 const logs: string[] = [];
-const launcher = new BatchServerLauncher({ log: (line) => logs.push(line), clientCheckMs: 100 });
+const launcher = new BatchServerLauncher({ log: (line) => logs.push(line), clientCheckMs: 250 });
 
 /** A run dir like /run/geopm: root-owned, 0711 (others may reach a file only by its name). */
 function runDir(): string {
@@ -163,7 +163,11 @@ describe('batch server with a client of another uid', () => {
     await client.kill();
     await server.exited;
     assert.deepEqual(readdirSync(dir), []);
-    assert.ok(logs.some((l) => l.includes(`${server.serverPid}`) && l.includes('client closed')));
+    const mine = logs.filter((l) => l.includes(`${server.serverPid}`));
+    assert.ok(
+      mine.some((l) => l.includes('client closed')),
+      mine.join('\n'),
+    );
   });
 
   test('a client that dies before connecting: the launcher stops the server and removes its files', async () => {
