@@ -14,50 +14,35 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const common = { platform: 'node', target: 'node20', logLevel: 'warning' };
+
+/** One program as one CommonJS file; import.meta.url becomes the bundle's own file URL. */
+function bundleCjs(entry, outfile, external, extra = {}) {
+  return build({
+    ...common,
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    external,
+    define: { 'import.meta.url': '__jgModuleUrl' },
+    banner: { js: "var __jgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    ...extra,
+  });
+}
+
 rmSync('dist/app/joulegate.cjs.cache', { force: true });
-await build({
-  ...common,
-  entryPoints: ['src/app/joulegate.ts'],
-  outfile: 'dist/app/joulegate.cjs',
-  bundle: true,
-  format: 'cjs',
+await bundleCjs('src/app/joulegate.ts', 'dist/app/joulegate.cjs', ['koffi', 'h5wasm', 'vega', 'vega-lite'], {
   sourcemap: true,
-  external: ['koffi', 'h5wasm', 'vega', 'vega-lite'],
-  // The bundle runs as CommonJS: import.meta.url becomes the bundle's own file URL.
-  define: { 'import.meta.url': '__jgModuleUrl' },
-  banner: { js: "var __jgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  minifyWhitespace: true,
-  minifySyntax: true,
 });
 // A literal import() left in the bundle would fail at run time (see src/platform/dynamic-import.ts).
 const stray = readFileSync('dist/app/joulegate.cjs', 'utf8').match(/\bimport\("[^"]*"\)/g);
 if (stray) throw new Error(`bundle-cli: use importModule() instead of ${stray.join(', ')}`);
-await build({
-  ...common,
-  entryPoints: ['src/app/batch-server.ts'],
-  outfile: 'dist/app/batch-server.cjs',
-  bundle: true,
-  format: 'cjs',
-  external: ['koffi'],
-  define: { 'import.meta.url': '__jgModuleUrl' },
-  banner: { js: "var __jgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  minifyWhitespace: true,
-  minifySyntax: true,
-});
+await bundleCjs('src/app/batch-server.ts', 'dist/app/batch-server.cjs', ['koffi']);
 // The daemon, likewise: one file instead of ~120 modules is ~10 MB less resident for the
 // life of the node. dist/app/joulegated.js (the `joulegated` command) becomes its launcher.
-await build({
-  ...common,
-  entryPoints: ['src/app/joulegated.ts'],
-  outfile: 'dist/app/joulegated.cjs',
-  bundle: true,
-  format: 'cjs',
-  external: ['koffi'],
-  define: { 'import.meta.url': '__jgModuleUrl' },
-  banner: { js: "var __jgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  minifyWhitespace: true,
-  minifySyntax: true,
-});
+await bundleCjs('src/app/joulegated.ts', 'dist/app/joulegated.cjs', ['koffi']);
 writeFileSync(
   'dist/app/joulegated.js',
   "#!/usr/bin/env node\n// joulegated: runs the one-file bundle (scripts/bundle-cli.mjs).\nimport { createRequire } from 'node:module';\ncreateRequire(import.meta.url)('./joulegated.cjs');\n",
