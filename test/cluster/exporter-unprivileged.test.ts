@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { chmodSync, cpSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import {
@@ -10,23 +8,13 @@ import {
   seriesValue,
   startExporter,
 } from '../helpers/exporter.js';
-import { FIXTURES } from '../helpers/tmp.js';
-import { asUser, ensureUser } from '../helpers/users.js';
-import { ServiceHarness } from '../service/harness.js';
+import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
+import { asUser } from '../helpers/users.js';
 
 // An unprivileged exporter against a real joulegated on a private bus: the node's RAPL files are
 // root-only, the user is granted CPU_ENERGY only. Package energy comes through the daemon;
 // DRAM and psys are not exported (not granted), never as 0.
-const h = new ServiceHarness();
-await h.setup();
-const POWERCAP = join(h.sysroot, 'sys/class/powercap');
-cpSync(join(FIXTURES, 'energy/intel-2s/sys/class/powercap'), POWERCAP, { recursive: true });
-for (const zone of readdirSync(POWERCAP))
-  if (zone !== 'intel-rapl') chmodSync(join(POWERCAP, zone, 'energy_uj'), 0o400);
-chmodSync(h.sysroot, 0o755);
-chmodSync(dirname(h.runDir), 0o755);
-const user = ensureUser('jg-exporter');
-await h.startDaemon();
+const { h, user } = await daemonWithRootOnlyRapl('jg-exporter');
 let exporter: RunningExporter | undefined;
 after(async () => {
   await exporter?.stop();

@@ -1,29 +1,20 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, cpSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { AttributionReport } from '../../src/monitor/attribution/summary.js';
 import type { Report } from '../../src/monitor/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
-import { FIXTURES, tempDir } from '../helpers/tmp.js';
-import { asUser, ensureUser } from '../helpers/users.js';
-import { ServiceHarness } from '../service/harness.js';
+import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
+import { tempDir } from '../helpers/tmp.js';
+import { asUser } from '../helpers/users.js';
 
 // Issue 16 item 5: an unprivileged user attributes energy to their own processes. The node's RAPL
 // files are root-only; a real joulegated on a private bus serves CPU_ENERGY (granted to the
 // user), while /proc and /proc/stat of this machine are read directly by the user's monitor.
-const h = new ServiceHarness();
-await h.setup();
-const POWERCAP = join(h.sysroot, 'sys/class/powercap');
-cpSync(join(FIXTURES, 'energy/intel-2s/sys/class/powercap'), POWERCAP, { recursive: true });
-for (const zone of readdirSync(POWERCAP))
-  if (zone !== 'intel-rapl') chmodSync(join(POWERCAP, zone, 'energy_uj'), 0o400);
-chmodSync(h.sysroot, 0o755);
-chmodSync(dirname(h.runDir), 0o755);
-const user = ensureUser('jg-attr-user');
-await h.startDaemon();
+const { h, user } = await daemonWithRootOnlyRapl('jg-attr-user');
 
 const started: ChildProcess[] = [];
 after(() => {

@@ -1,29 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, cpSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Report } from '../../src/monitor/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
-import { FIXTURES, tempDir } from '../helpers/tmp.js';
-import { asUser, ensureUser } from '../helpers/users.js';
-import { ServiceHarness } from '../service/harness.js';
+import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
+import { tempDir } from '../helpers/tmp.js';
+import { asUser } from '../helpers/users.js';
 
 // A user granted only CPU_ENERGY (the README's example) runs `joulegate monitor` against a real
 // joulegated on a private bus. The node's RAPL files are root-only (Linux ≥ 5.10): CPU energy
 // comes through the daemon, DRAM and psys cannot be read at all.
-const h = new ServiceHarness();
-await h.setup();
-const POWERCAP = join(h.sysroot, 'sys/class/powercap');
-cpSync(join(FIXTURES, 'energy/intel-2s/sys/class/powercap'), POWERCAP, { recursive: true });
-for (const zone of readdirSync(POWERCAP))
-  if (zone !== 'intel-rapl') chmodSync(join(POWERCAP, zone, 'energy_uj'), 0o400);
-chmodSync(h.sysroot, 0o755);
-// Users reach the daemon's batch buffers in its run directory, as in /run/geopm.
-chmodSync(dirname(h.runDir), 0o755);
-const user = ensureUser('jg-mon-cpuonly');
-await h.startDaemon();
+const { h, user } = await daemonWithRootOnlyRapl('jg-mon-cpuonly');
 
 test('granted only CPU_ENERGY: host total = CPU energy; ram and board listed as not readable', async () => {
   const grant = await runCli(['access', '-w', '-u'], { env: h.env(), input: 'CPU_ENERGY\n' });
