@@ -4,9 +4,10 @@
  * latency while many clients start batch servers at once. Every client is a real process
  * (test/fixtures/batch/start-client.mjs), each with its own batch server.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { LineProcess, OPEN_PROBE, START_CLIENT, type StartResult } from '../test/batch/line-process.js';
+import { meanMemory, memoryOf } from './memory.js';
 import { importDist, type RunningDaemon, startDaemon } from './shipped.js';
 
 const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
@@ -79,29 +80,6 @@ export async function measureStartBatch(
   } finally {
     await daemon.stop();
   }
-}
-
-interface Memory {
-  rss_mb: number;
-  pss_mb: number;
-  uss_mb: number;
-}
-
-/** RSS, PSS and USS (private clean + dirty) of one process, from /proc/<pid>/smaps_rollup. */
-function memoryOf(pid: number): Memory {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  const mb = (k: number) => k / 1024;
-  return {
-    rss_mb: mb(kb('Rss')),
-    pss_mb: mb(kb('Pss')),
-    uss_mb: mb(kb('Private_Clean') + kb('Private_Dirty')),
-  };
-}
-
-function meanMemory(all: Memory[]): Memory {
-  const mean = (f: (m: Memory) => number) => ms(all.reduce((s, m) => s + f(m), 0) / all.length);
-  return { rss_mb: mean((m) => m.rss_mb), pss_mb: mean((m) => m.pss_mb), uss_mb: mean((m) => m.uss_mb) };
 }
 
 /**

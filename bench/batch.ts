@@ -15,7 +15,8 @@
  * Then, each next to its floor or target:
  *   - server CPU per sample with the client reading at 1 kHz (1 and 16 cpufreq files, and TIME,
  *     which reads no file: what GEOPM measured 11.7 µs with, shared/reference/measured.md),
- *     joulegate's server and the C floor server interleaved, CPU time from
+ *     joulegate's server, the C floor server and the Node.js floor server (the C floor's loop
+ *     in plain JavaScript, bench/floor/node_floor_server.mjs) interleaved, CPU time from
  *     /proc/<pid>/task/<tid>/schedstat, early (the first seconds, JIT compilation included) and
  *     steady,
  *   - through joulegated (bench/batch-daemon.ts): PlatformStartBatch p50/p99 (GEOPM 5.1 ms,
@@ -165,9 +166,13 @@ function cpuPerSampleAt1kHz(serverPid: number, read: () => void): RateFigures {
   return { early, steady: measure() };
 }
 
-async function rateFloor(bin: { server: string }, requests: Request[], round: number): Promise<RateFigures> {
-  const key = `rate${requests.length}-${round}`;
-  const server = spawn(bin.server, [work, key, ...requests.map((r) => r.file)], {
+/** The Node.js floor server (bench/floor/node_floor_server.mjs): the C floor's loop in plain JavaScript. */
+const NODE_FLOOR = [process.execPath, new URL('./floor/node_floor_server.mjs', import.meta.url).pathname];
+
+async function rateFloor(command: string[], requests: Request[], round: number): Promise<RateFigures> {
+  const key = `rate${requests.length}-${round}-${command.length}`;
+  const [program, ...args] = command as [string, ...string[]];
+  const server = spawn(program, [...args, work, key, ...requests.map((r) => r.file)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await firstLine(server, 'stdout', /^ready$/);
@@ -324,9 +329,13 @@ async function main(): Promise<void> {
   ];
   for (const { case: name, requests, floor } of runs('rate') ? rateCases : []) {
     const floorRounds: RateFigures[] = [];
+    const nodeFloorRounds: RateFigures[] = [];
     const tsRounds: RateFigures[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      if (floor) floorRounds.push(await rateFloor(floorBin, requests as Request[], r));
+      if (floor) {
+        floorRounds.push(await rateFloor([floorBin.server], requests as Request[], r));
+        nodeFloorRounds.push(await rateFloor(NODE_FLOOR, requests as Request[], r));
+      }
       tsRounds.push(await rateJoulegate(launcher, requests));
     }
     const summary = (rounds: RateFigures[]) =>
@@ -338,8 +347,12 @@ async function main(): Promise<void> {
       case: name,
       signals: requests.length,
       floor: summary(floorRounds),
+      node_floor: summary(nodeFloorRounds),
       joulegate,
-      rounds: { floor: floorRounds, joulegate: tsRounds },
+      ratio_steady_vs_node_floor: floor
+        ? Number((joulegate.steady_us / summary(nodeFloorRounds)!.steady_us).toFixed(2))
+        : null,
+      rounds: { floor: floorRounds, node_floor: nodeFloorRounds, joulegate: tsRounds },
       geopm_us: 11.7,
       target_met: joulegate.steady_us <= 11.7,
     });

@@ -18,6 +18,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
+import { bareNodeMemory, memoryOf } from './memory.js';
 import { importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
 
 requireBuiltDist('dbus');
@@ -40,10 +41,7 @@ const NOBODY = 65534;
 const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-function rssMb(pid: number): number {
-  const m = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number((Number(m[1]) / 1024).toFixed(1)) : Number.NaN;
-}
+const rssMb = (pid: number) => memoryOf(pid).rss_mb;
 
 /** One client, PlatformReadSignal and Ping interleaved so both see the same machine load. */
 async function oneClient(address: string) {
@@ -223,12 +221,13 @@ try {
   const daemonPid = running.daemon.pid!;
   const runDir = join(work, 'run');
   const loadBefore = loadAverage();
-  const rssFresh = rssMb(daemonPid);
+  const fresh = memoryOf(daemonPid);
   const single = await oneClient(running.address);
   const concurrent = await concurrentClients(running.address, runDir);
   const session = await oneShotSession(running.address, runDir);
   await new Promise((r) => setTimeout(r, 1000));
-  const rssAfterUse = rssMb(daemonPid);
+  const afterUse = memoryOf(daemonPid);
+  const bareNode = await bareNodeMemory();
   const flooded = await flood(running.address, daemonPid);
   console.log(
     JSON.stringify(
@@ -239,12 +238,18 @@ try {
         concurrent_clients: concurrent,
         one_shot_session: session,
         daemon_rss_mb: {
-          fresh: rssFresh,
-          after_use: rssAfterUse,
+          fresh: fresh.rss_mb,
+          after_use: afterUse.rss_mb,
+          floor: {
+            name: 'a bare idle `node` (same executable, nothing loaded), this run',
+            rss_mb: bareNode.rss_mb,
+          },
+          above_floor_after_use: Number((afterUse.rss_mb - bareNode.rss_mb).toFixed(1)),
           geopm: { fresh: 39.6, after_use: 42.7 },
           target: 'after use <= 48 MB (issue 14)',
-          target_met: rssAfterUse <= 48,
+          target_met: afterUse.rss_mb <= 48,
         },
+        daemon_memory_detail_mb: { fresh, after_use: afterUse, bare_node: bareNode },
         flood: flooded,
         daemon_start_to_ready_ms: Number(running.startToReadyMs.toFixed(0)),
         daemon_reported_startup_ms: running.reportedStartupMs,
