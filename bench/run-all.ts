@@ -2,7 +2,16 @@
 // (bench/gpu-check.ts needs an NVIDIA GPU and is run by hand.)
 import { spawnSync } from 'node:child_process';
 
-const BENCHES = ['sampler', 'energy', 'batch', 'dbus', 'monitor', 'monitor-memory', 'exporter'];
+const BENCHES = [
+  'sampler',
+  'energy',
+  'batch',
+  'dbus',
+  'monitor',
+  'monitor-memory',
+  'monitor-formats',
+  'exporter',
+];
 let failed = 0;
 for (const name of BENCHES) {
   process.stdout.write(`## bench/${name}.ts\n`);
