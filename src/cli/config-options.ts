@@ -72,6 +72,29 @@ export function addConfigOptions(cmd: Command, keys?: readonly string[]): Comman
   return cmd;
 }
 
+/** The subcommands that read the configuration, and so perun's global options before them. */
+export const CONFIG_COMMANDS: readonly string[] = ['monitor', 'showconf', 'job-report'];
+
+/**
+ * perun's global options, given before the subcommand (`perun -l DEBUG -c my.ini monitor …`):
+ * the configuration file and the log settings, the same flags as the subcommands take.
+ */
+export function addGlobalConfigOptions(program: Command): Command {
+  return addConfigOptions(program, ['log_lvl', 'log_file']);
+}
+
+/** Whether any of perun's global options was given to `program`. */
+export const hasGlobalConfigOptions = (program: Command) =>
+  Object.values(program.opts()).some((v) => v !== undefined);
+
+/** A subcommand's options over the program's global ones: a flag given after the subcommand wins. */
+export function optionsWithGlobals(cmd: Command): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const level of [cmd.parent, cmd])
+    for (const [k, v] of Object.entries(level?.opts() ?? {})) if (v !== undefined) merged[k] = v;
+  return merged;
+}
+
 /** A setting's flag value under any of its spellings (commander names `--data_out`'s value data_out). */
 function flagValue(opts: Record<string, unknown>, key: string): string | undefined {
   for (const name of [camel(key), ...aliasesOf(key)])
@@ -86,7 +109,7 @@ const PERUN_FILE = './.perun.ini';
  * Configuration from defaults < ~/.config/joulegate.ini < project file (-c, ./.joulegate.ini,
  * or else perun's ./.perun.ini) < env (PERUN_<KEY> < JOULEGATE_<KEY>) < these flags.
  */
-export async function configFromOptions(opts: Record<string, unknown>, withFlags = true): Promise<Config> {
+export async function configFromOptions(opts: Record<string, unknown>): Promise<Config> {
   // Loaded here, not at startup: zod costs every other command start time.
   const { envLayer, fileLayers, flatLayer, perunFileLayer, resolveConfig } = await import(
     '../monitor/config/load.js'
@@ -106,10 +129,8 @@ export async function configFromOptions(opts: Record<string, unknown>, withFlags
   }
   // perun's PERUN_<KEY> names, below joulegate's own.
   const layers: ConfigLayer[] = [...files, envLayer(process.env, 'PERUN'), envLayer()];
-  if (withFlags) {
-    const flags: Record<string, string | undefined> = {};
-    for (const [key] of CONFIG_FLAGS) flags[key] = flagValue(opts, key);
-    layers.push(flatLayer('command line', flags));
-  }
+  const flags: Record<string, string | undefined> = {};
+  for (const [key] of CONFIG_FLAGS) flags[key] = flagValue(opts, key);
+  layers.push(flatLayer('command line', flags));
   return resolveConfig(layers);
 }

@@ -1,8 +1,9 @@
 import { Command, CommanderError } from 'commander';
-import { errorMessage } from '../platform/errors.js';
+import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { VERSION } from '../platform/version.js';
 import { registerClusterCommands } from './commands/cluster.js';
 import { COMMANDS } from './commands/index.js';
+import { addGlobalConfigOptions, CONFIG_COMMANDS, hasGlobalConfigOptions } from './config-options.js';
 
 /** GEOPM's command names and the joulegate subcommand each one is (bin/geopm*). */
 export const GEOPM_TOOLS: Readonly<Record<string, string>> = {
@@ -26,6 +27,13 @@ export async function main(argv: string[], asTool?: string): Promise<number> {
     .configureOutput({ outputError: (str, write) => write(str) });
   for (const register of COMMANDS) register(program);
   registerClusterCommands(program);
+  addGlobalConfigOptions(program);
+  program.hook('preSubcommand', (_, sub) => {
+    if (hasGlobalConfigOptions(program) && !CONFIG_COMMANDS.includes(sub.name()))
+      throw new JoulegateError(
+        `-c/--config and -l/--log-lvl before a subcommand apply to ${CONFIG_COMMANDS.join(', ')}, not to ${sub.name()}`,
+      );
+  });
   let args = argv;
   if (asTool !== undefined) {
     const sub = GEOPM_TOOLS[asTool];

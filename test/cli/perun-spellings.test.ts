@@ -108,3 +108,41 @@ describe("export takes perun's IN OUT FMT next to IN FMT", () => {
     assert.match(help.stdout, /export \[options\] <file> \[out_dir\] <format>/);
   });
 });
+
+describe("perun's global options before the subcommand", () => {
+  it('-l/--log_lvl and -c before monitor or showconf apply to it; a flag after the subcommand wins', async () => {
+    const dir = tempDir();
+    const debug = await runCli(['-l', 'debug', 'monitor', '--data_out', dir, '-f', 'json', '--', 'true'], {
+      cwd: dir,
+      env,
+    });
+    assert.equal(debug.code, 0, debug.stderr);
+    assert.match(debug.stderr, / DEBUG: series /, 'the global -l debug reached the monitor');
+    const quiet = await runCli(['-l', 'debug', 'monitor', '-l', 'error', '--data_out', dir, '--', 'true'], {
+      cwd: dir,
+      env,
+    });
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.doesNotMatch(quiet.stderr, /DEBUG|INFO/, "monitor's own -l error wins");
+
+    writeFileSync(join(dir, 'site.ini'), '[post-processing]\npue = 1.7\n');
+    const conf = await runCli(['--log_lvl', 'ERROR', '--configuration', 'site.ini', 'showconf'], {
+      cwd: dir,
+    });
+    assert.equal(conf.code, 0, conf.stderr);
+    assert.match(conf.stdout, /^log_lvl = ERROR$/m);
+    assert.match(conf.stdout, /^pue = 1.7$/m);
+  });
+
+  it('are refused, in one line, before a subcommand that takes no configuration', async () => {
+    const r = await runCli(['-l', 'DEBUG', 'read', 'TIME', 'board', '0'], { env });
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      'Error: -c/--config and -l/--log-lvl before a subcommand apply to monitor, showconf, job-report, not to read\n',
+    );
+    const bad = await runCli(['-l', 'LOUD', 'showconf']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^Error: .*log_lvl = "LOUD".*\n$/);
+  });
+});

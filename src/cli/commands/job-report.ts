@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../platform/errors.js';
-import { addConfigOptions, configFromOptions } from '../config-options.js';
+import { addConfigOptions, configFromOptions, optionsWithGlobals } from '../config-options.js';
 
 interface JobReportOptions {
   prometheus?: string;
@@ -115,7 +115,7 @@ export function register(program: Command): void {
     .option('--format <list>', 'text, json or csv (comma-separated)', 'text')
     .option('-o, --output <file>', 'write to this file instead of stdout (one format)');
   addConfigOptions(cmd, ['pue', 'emissions_factor', 'price_factor', 'price_unit']);
-  cmd.action(async (opts: JobReportOptions & Record<string, unknown>) => {
+  cmd.action(async (opts: JobReportOptions & Record<string, unknown>, self: Command) => {
     const [{ expandHostlist }, { jobEnergy }, { PrometheusClient, prometheusUrl }, report] =
       await Promise.all([
         import('../../cluster/job-report/hostlist.js'),
@@ -138,7 +138,7 @@ export function register(program: Command): void {
       );
     }
     const env = process.env;
-    const config = await configFromOptions(opts);
+    const config = await configFromOptions(optionsWithGlobals(self));
     const post = config['post-processing'];
     const factors = {
       pue: post.pue,

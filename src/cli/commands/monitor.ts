@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { openPlatform } from '../../backends/open-platform.js';
-import { addConfigOptions, configFromOptions } from '../config-options.js';
+import { addConfigOptions, configFromOptions, optionsWithGlobals } from '../config-options.js';
 import { addConsumerOptions, addIdleOptions, attributionSetup } from './attribute-options.js';
 
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -20,7 +20,8 @@ export function register(program: Command): void {
     .passThroughOptions();
   addConfigOptions(cmd);
   addIdleOptions(addConsumerOptions(cmd));
-  cmd.action(async (command: string[], opts: Record<string, unknown>) => {
+  cmd.action(async (command: string[], _own: Record<string, unknown>, self: Command) => {
+    const opts = optionsWithGlobals(self);
     const config = await configFromOptions(opts);
     // The monitor's modules load only when it runs, keeping other commands' start cheap.
     const [{ runMonitor }, { AppStartError }, { checkOutput, formatsOf, writeReports }, { createLogger }] =

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addConfigOptions, configFromOptions } from '../config-options.js';
+import { addConfigOptions, configFromOptions, optionsWithGlobals } from '../config-options.js';
 
 /** `joulegate showconf [--default]`: the effective (or default) configuration as INI. */
 export function register(program: Command): void {
@@ -8,9 +8,10 @@ export function register(program: Command): void {
     .summary('Print the configuration as INI (a valid .joulegate.ini)')
     .option('--default', 'the built-in defaults only');
   addConfigOptions(cmd, []);
-  cmd.action(async (opts: Record<string, unknown>) => {
+  cmd.action(async (own: Record<string, unknown>, self: Command) => {
     const { configToIni, resolveConfig } = await import('../../monitor/config/load.js');
-    const config = opts.default ? resolveConfig([]) : await configFromOptions(opts, false);
+    // perun's global -l/--log_lvl and --log_file show in the configuration printed.
+    const config = own.default ? resolveConfig([]) : await configFromOptions(optionsWithGlobals(self));
     process.stdout.write(configToIni(config));
   });
 }
