@@ -17,6 +17,8 @@ const RAPL = 'sys/class/powercap';
 const out = tempDir();
 const root = copyFixture('energy/amd-epyc');
 const stat = paddedStat(root);
+/** A region name that is markup: it must show as text, whole, and never run. */
+const HOSTILE = `outer <script>console.error("ran")</script> & "q" 'a'`;
 // Both packages' counters advance (at different rates) while regions run and CPUs tick.
 const app = join(out, 'app.mjs');
 writeFileSync(
@@ -30,7 +32,7 @@ const energy = zones.map((z) => Number(readFileSync(z, 'utf8')));
 const fds = zones.map((z) => openSync(z, 'r+'));
 const counters = setInterval(() => fds.forEach((fd, i) => writeSync(fd, String((energy[i] += (i + 1) * 150000)), 0)), 10);
 startTicking(5);
-const outer = region('outer');
+const outer = region(${JSON.stringify(HOSTILE)});
 await measure('step', () => new Promise((r) => setTimeout(r, 60)));
 await measure('step', () => new Promise((r) => setTimeout(r, 80)));
 outer.end();
@@ -60,6 +62,8 @@ const monitored = await runCli(
 assert.equal(monitored.code, 0, monitored.stderr);
 const page = onlyFile(out, /\.html$/);
 const html = readFileSync(page, 'utf8');
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const chromium = (args: string[]) =>
   run(
@@ -98,11 +102,14 @@ describe('HTML report in headless Chromium', () => {
     assert.equal(figures.length, 6, `${figures.length} figures`);
     let checked = 0;
     for (const figure of figures) {
-      const lines = [...figure.matchAll(/<path [^>]*aria-roledescription="line mark"[^>]*>/g)].map(
-        (m) => m[0],
-      );
-      const series = new Set(lines.map((l) => /series: ([^;"]+)/.exec(l)?.[1]));
-      const strokes = new Set(lines.map((l) => /stroke="(#[0-9A-Fa-f]{6})"/.exec(l)?.[1]));
+      // One <path> per series, its hover text naming the series.
+      const lines = [
+        ...figure.matchAll(
+          /<path class="line"[^>]*stroke="(#[0-9A-Fa-f]{6})"[^>]*><title>series: ([^<]+)<\/title>/g,
+        ),
+      ];
+      const series = new Set(lines.map((l) => l[2]));
+      const strokes = new Set(lines.map((l) => l[1]));
       if (series.size >= 2) {
         assert.ok(strokes.size >= 2, `${series.size} series drawn in ${strokes.size} colour(s)`);
         assert.equal(strokes.size, series.size, 'one colour per series');
@@ -115,6 +122,12 @@ describe('HTML report in headless Chromium', () => {
     assert.doesNotMatch(dom, /<text[^>]*>[^<]*…<\/text>/, 'no legend label is cut');
     assert.match(dom, /<title>[^<]*series: CPU_ENERGY-package-1[^<]*<\/title>/, 'hover text without scripts');
     assert.match(dom, /<title>[^<]*region: step[^<]*runtime \(s\): [\d.]+/);
+    // The region name is text (Chromium writes < > & back as entities in text nodes), never an element.
+    const shown = HOSTILE.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    assert.match(dom, new RegExp(`<text[^>]*>${escapeRegExp(shown)}</text>`), 'row label, whole');
+    assert.match(dom, new RegExp(`<title>region: ${escapeRegExp(shown)}; start \\(s\\): `));
+    assert.doesNotMatch(dom, /<script/i);
+    assert.doesNotMatch(html, /<script/i);
     assert.match(dom, /<svg[^>]* style="width:100%;max-width:\d+px;height:auto"/);
     assert.match(dom, /<details open=""><summary>round 0<\/summary>/);
     assert.match(dom, /<details><summary>round 1<\/summary>/);
