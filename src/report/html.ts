@@ -87,10 +87,12 @@ export function robustMax(points: readonly Point[]): number | undefined {
   const intervals = points.map((p) => p.dt).filter((d): d is number => d !== undefined);
   if (intervals.length === 0) return undefined;
   const median = [...intervals].sort((a, b) => a - b)[Math.floor(intervals.length / 2)]!;
-  const kept = points
-    .filter((p) => (p.dt === undefined || p.dt >= median / 2) && Number.isFinite(p.value))
-    .map((p) => p.value);
-  return kept.length > 0 ? Math.max(...kept) : undefined;
+  // A loop, not Math.max(...values): a long run has more points than the stack has room for arguments.
+  let top: number | undefined;
+  for (const p of points)
+    if ((p.dt === undefined || p.dt >= median / 2) && Number.isFinite(p.value))
+      top = Math.max(top ?? p.value, p.value);
+  return top;
 }
 
 /** One colour per name across every plot of the report (the palette repeats past eight). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type Point, robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
-import { onlyFile } from '../helpers/hdf5-reports.js';
+import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
@@ -46,7 +46,7 @@ const monitored = await runCli(
     '--sampling-period',
     '0.02',
     '-f',
-    'html',
+    'html,json',
     '--data-out',
     out,
     '-n',
@@ -136,6 +136,34 @@ describe('HTML report in headless Chromium', () => {
   });
 });
 
+describe('failed reads in the HTML report', () => {
+  it('draws a gap in the line, not a drop to 0', async () => {
+    const report = readReport(onlyFile(out, /\.json$/));
+    const round = report.rounds[0]!;
+    const i = report.series.findIndex((s) => s.id === 'CPU_ENERGY-package-0');
+    const failed = [5, 6, Math.floor(round.times.length / 2)];
+    for (const k of failed) round.values[i]![k] = Number.NaN;
+    const dir = tempDir();
+    const edited = join(dir, 'edited.json');
+    writeFileSync(
+      edited,
+      JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
+    );
+    const r = await runCli(['export', edited, dir, 'html']);
+    assert.equal(r.code, 0, r.stderr);
+    const exported = readFileSync(onlyFile(dir, /\.html$/), 'utf8');
+    const round0 = exported.slice(0, exported.indexOf('<summary>round 1'));
+    const paths = (name: string) =>
+      [
+        ...round0.matchAll(new RegExp(`<path class="line" d="([^"]*)"[^>]*><title>series: ${name}<`, 'g')),
+      ].map((m) => m[1]!);
+    // Power and energy of package 0: one stretch more per gap (samples 5-6 fail together: one gap).
+    for (const d of paths('CPU_ENERGY-package-0')) assert.equal(d.match(/M/g)!.length, 3, d);
+    for (const d of paths('CPU_ENERGY-package-1')) assert.equal(d.match(/M/g)!.length, 1, d);
+    assert.equal(paths('CPU_ENERGY-package-0').length, 2);
+  });
+});
+
 describe('power plot y-scale', () => {
   it('ignores a final interval under half the median when it sets the top, not when it draws', () => {
     const points: Point[] = [
@@ -143,6 +171,10 @@ describe('power plot y-scale', () => {
       { t: 0.0805, value: 400, series: 's', dt: 0.001 },
     ];
     assert.equal(robustMax(points), 13);
-    assert.equal(robustMax(points.map(({ dt: _, ...p }) => p)), undefined, 'power readings: vega scales');
+    assert.equal(
+      robustMax(points.map(({ dt: _, ...p }) => p)),
+      undefined,
+      'power readings: the largest value scales',
+    );
   });
 });

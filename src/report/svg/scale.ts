@@ -61,7 +61,8 @@ export function valueAxis(values: Iterable<number>, count: number, top?: number)
   if (least > largest) return undefined;
   const hi = Math.max(0, top ?? largest) * (1 + HEADROOM);
   const lo = Math.min(0, least) * (1 + HEADROOM);
-  const [from, to] = widened(lo, hi);
+  // Every value 0: a unit span above it.
+  const [from, to] = hi > lo ? [lo, hi] : [0, 1];
   const step = niceStep(to - from, count);
   const domain: Domain = [
     multiple(Math.floor(from / step + 1e-9), step),
