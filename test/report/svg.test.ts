@@ -8,6 +8,7 @@ import { legend } from '../../src/report/svg/legend.js';
 import { decimate, linePath, type Sample } from '../../src/report/svg/line.js';
 import { type Axis, fixedAxis, valueAxis } from '../../src/report/svg/scale.js';
 import { timeline } from '../../src/report/svg/timeline.js';
+import { seededRandom } from '../helpers/random.js';
 
 const labels = (a: Axis) => a.ticks.map((t) => tickLabel(t, a.step, Math.max(...a.ticks.map(Math.abs))));
 const HOSTILE = `<script>alert("x")</script> & 'q'`;
@@ -109,8 +110,7 @@ describe('line path', () => {
 
 describe('decimation', () => {
   it('keeps the least and the largest sample of every pixel column, in time order', () => {
-    let seed = 7;
-    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const random = seededRandom(7);
     const input = Array.from({ length: 100_000 }, (_, k) => ({ t: k / 1000, value: random() * 100 }));
     const column = (t: number) => t; // 100 columns of 1000 samples
     const out = decimate(input, column);
