@@ -18,6 +18,8 @@ import { renderText } from './text.js';
 const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#000000', '#F0E442'];
 /** Width of the plot areas; the SVG scales down with the page. */
 const WIDTH = 860;
+/** The widest left margin (px) that all plots of a round share: region names up to ~36 characters. */
+const MAX_SHARED_LEFT = 240;
 
 export interface Point {
   t: number;
@@ -146,7 +148,11 @@ function regionsFigure(round: RoundReport, l: Layout, rows: readonly string[]): 
 /** The plots of one round. */
 function roundPlots(report: Report, round: RoundReport, colours: Map<string, string>): string[] {
   const rows = [...new Set(round.metrics.regions.map((c) => c.name))];
-  const l = layout(...timeSpanOf(round), WIDTH, rows);
+  const span = timeSpanOf(round);
+  const regionsLayout = layout(...span, WIDTH, rows);
+  // Every plot of the round has the timeline's left margin, so their time axes line up, unless
+  // long region names would push the plots aside: then the timeline alone is wider.
+  const l = regionsLayout.left <= MAX_SHARED_LEFT ? regionsLayout : layout(...span, WIDTH);
   const plots: (string | undefined)[] = [];
   for (const source of report.sources) {
     const { power, energy } = powerAndEnergy(report, round, source);
@@ -185,7 +191,7 @@ function roundPlots(report: Report, round: RoundReport, colours: Map<string, str
   plots.push(
     lineFigure([{ title, valueTitle: title, height: 160, series: seriesOf(util, colours) }], l, title),
   );
-  if (rows.length > 0) plots.push(regionsFigure(round, l, rows));
+  if (rows.length > 0) plots.push(regionsFigure(round, regionsLayout, rows));
   return plots.filter((p) => p !== undefined);
 }
 

@@ -1,4 +1,4 @@
-import { escapeXml, px, tickLabel } from './format.js';
+import { escapeXml, px, textWidth, tickLabel } from './format.js';
 import type { Axis } from './scale.js';
 
 /** The plot area of a panel, in the panel's coordinates. */
@@ -10,6 +10,7 @@ export interface Frame {
 }
 
 const TICK = 5;
+const FONT = 11;
 
 const largestOf = (axis: Axis) => Math.max(...axis.ticks.map(Math.abs));
 
@@ -44,10 +45,13 @@ export function yAxis(frame: Frame, axis: Axis, y: (v: number) => number, title:
     );
   });
   const middle = px(frame.top + frame.height / 2);
+  // Just left of the widest tick label, not at the figure's edge (a long row label elsewhere widens the margin).
+  const labelWidth = Math.max(...axis.ticks.map((t) => textWidth(tickLabel(t, axis.step, largest), FONT)));
+  const titleX = px(Math.max(14, frame.left - TICK - 3 - labelWidth - 5));
   return (
     `<g class="axis">${ticks.join('')}` +
     `<line class="domain" x1="${frame.left}" x2="${frame.left}" y1="${frame.top}" y2="${frame.top + frame.height}"/>` +
-    `<text class="axis-title" transform="translate(14,${middle}) rotate(-90)" text-anchor="middle">${escapeXml(title)}</text></g>`
+    `<text class="axis-title" transform="translate(${titleX},${middle}) rotate(-90)" text-anchor="middle">${escapeXml(title)}</text></g>`
   );
 }
 
