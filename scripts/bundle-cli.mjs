@@ -3,8 +3,8 @@
 // dist/app/joulegate.cjs, started by dist/app/joulegate-loader.js (src/app/joulegate-loader.ts) with a V8 code cache
 // written here by one real run. Loading ~150 ES modules one by one, then compiling them, was
 // most of the start-up time that every `joulegate monitor` run pays. Native and rarely used heavy
-// packages stay external (koffi is a native addon loaded on first use; h5wasm and vega are
-// imported only when that output format is written). The daemon is bundled too (joulegated.cjs). The batch
+// packages stay external (koffi is a native addon loaded on first use; h5wasm is imported
+// only when hdf5 is written). The daemon is bundled too (joulegated.cjs). The batch
 // server is, into dist/app/batch-server.cjs, which the launcher prefers: every batch client pays
 // for one such process, and the single file (zod tree-shaken) holds ~7 MB less and loads faster.
 import { spawnSync } from 'node:child_process';
@@ -33,7 +33,7 @@ function bundleCjs(entry, outfile, external, extra = {}) {
 }
 
 rmSync('dist/app/joulegate.cjs.cache', { force: true });
-await bundleCjs('src/app/joulegate.ts', 'dist/app/joulegate.cjs', ['koffi', 'h5wasm', 'vega', 'vega-lite'], {
+await bundleCjs('src/app/joulegate.ts', 'dist/app/joulegate.cjs', ['koffi', 'h5wasm'], {
   sourcemap: true,
 });
 // A literal import() left in the bundle would fail at run time (see src/platform/dynamic-import.ts).

@@ -26,7 +26,7 @@ try {
 const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
 const script = new vm.Script(wrapped, { filename: bundle, cachedData });
 // import() inside a vm.Script has no loader behind it: the bundle imports ESM-only packages
-// (h5wasm, vega) and plugins through this one (src/platform/dynamic-import.ts).
+// (h5wasm) and plugins through this one (src/platform/dynamic-import.ts).
 (globalThis as Record<symbol, unknown>)[HOST_IMPORT] = (specifier: string) => import(specifier);
 if (process.env.JOULEGATE_WRITE_CODE_CACHE === '1') {
   // At exit the cache also holds every function this run compiled, not only the top level.

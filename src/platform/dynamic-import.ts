@@ -4,8 +4,8 @@ export const HOST_IMPORT = Symbol.for('joulegate.import');
 type Importer = (specifier: string) => Promise<unknown>;
 
 /**
- * import() of an ES module named at run time: ESM-only packages loaded on first use (h5wasm,
- * vega) and plugin files. The bundled CLI runs as a vm.Script, whose own import() Node serves
+ * import() of an ES module named at run time: ESM-only packages loaded on first use (h5wasm)
+ * and plugin files. The bundled CLI runs as a vm.Script, whose own import() Node serves
  * only through an experimental hook, so its loader hands in one that works; everywhere else
  * this is plain import().
  */

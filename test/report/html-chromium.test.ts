@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type Point, robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
-import { onlyFile } from '../helpers/hdf5-reports.js';
+import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
@@ -17,6 +17,8 @@ const RAPL = 'sys/class/powercap';
 const out = tempDir();
 const root = copyFixture('energy/amd-epyc');
 const stat = paddedStat(root);
+/** A region name that is markup: it must show as text, whole, and never run. */
+const HOSTILE = `outer <script>console.error("ran")</script> & "q" 'a'`;
 // Both packages' counters advance (at different rates) while regions run and CPUs tick.
 const app = join(out, 'app.mjs');
 writeFileSync(
@@ -30,7 +32,7 @@ const energy = zones.map((z) => Number(readFileSync(z, 'utf8')));
 const fds = zones.map((z) => openSync(z, 'r+'));
 const counters = setInterval(() => fds.forEach((fd, i) => writeSync(fd, String((energy[i] += (i + 1) * 150000)), 0)), 10);
 startTicking(5);
-const outer = region('outer');
+const outer = region(${JSON.stringify(HOSTILE)});
 await measure('step', () => new Promise((r) => setTimeout(r, 60)));
 await measure('step', () => new Promise((r) => setTimeout(r, 80)));
 outer.end();
@@ -44,7 +46,7 @@ const monitored = await runCli(
     '--sampling-period',
     '0.02',
     '-f',
-    'html',
+    'html,json',
     '--data-out',
     out,
     '-n',
@@ -60,6 +62,8 @@ const monitored = await runCli(
 assert.equal(monitored.code, 0, monitored.stderr);
 const page = onlyFile(out, /\.html$/);
 const html = readFileSync(page, 'utf8');
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const chromium = (args: string[]) =>
   run(
@@ -98,11 +102,14 @@ describe('HTML report in headless Chromium', () => {
     assert.equal(figures.length, 6, `${figures.length} figures`);
     let checked = 0;
     for (const figure of figures) {
-      const lines = [...figure.matchAll(/<path [^>]*aria-roledescription="line mark"[^>]*>/g)].map(
-        (m) => m[0],
-      );
-      const series = new Set(lines.map((l) => /series: ([^;"]+)/.exec(l)?.[1]));
-      const strokes = new Set(lines.map((l) => /stroke="(#[0-9A-Fa-f]{6})"/.exec(l)?.[1]));
+      // One <path> per series, its hover text naming the series.
+      const lines = [
+        ...figure.matchAll(
+          /<path class="line"[^>]*stroke="(#[0-9A-Fa-f]{6})"[^>]*><title>series: ([^<]+)<\/title>/g,
+        ),
+      ];
+      const series = new Set(lines.map((l) => l[2]));
+      const strokes = new Set(lines.map((l) => l[1]));
       if (series.size >= 2) {
         assert.ok(strokes.size >= 2, `${series.size} series drawn in ${strokes.size} colour(s)`);
         assert.equal(strokes.size, series.size, 'one colour per series');
@@ -115,11 +122,45 @@ describe('HTML report in headless Chromium', () => {
     assert.doesNotMatch(dom, /<text[^>]*>[^<]*…<\/text>/, 'no legend label is cut');
     assert.match(dom, /<title>[^<]*series: CPU_ENERGY-package-1[^<]*<\/title>/, 'hover text without scripts');
     assert.match(dom, /<title>[^<]*region: step[^<]*runtime \(s\): [\d.]+/);
+    // The region name is text (Chromium writes < > & back as entities in text nodes), never an element.
+    const shown = HOSTILE.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    assert.match(dom, new RegExp(`<text[^>]*>${escapeRegExp(shown)}</text>`), 'row label, whole');
+    assert.match(dom, new RegExp(`<title>region: ${escapeRegExp(shown)}; start \\(s\\): `));
+    assert.doesNotMatch(dom, /<script/i);
+    assert.doesNotMatch(html, /<script/i);
     assert.match(dom, /<svg[^>]* style="width:100%;max-width:\d+px;height:auto"/);
     assert.match(dom, /<details open=""><summary>round 0<\/summary>/);
     assert.match(dom, /<details><summary>round 1<\/summary>/);
     assert.match(html, /cpu cumulative energy \(counter\)/);
     assert.match(html, /utilisation \(%\)/);
+  });
+});
+
+describe('failed reads in the HTML report', () => {
+  it('draws a gap in the line, not a drop to 0', async () => {
+    const report = readReport(onlyFile(out, /\.json$/));
+    const round = report.rounds[0]!;
+    const i = report.series.findIndex((s) => s.id === 'CPU_ENERGY-package-0');
+    const failed = [5, 6, Math.floor(round.times.length / 2)];
+    for (const k of failed) round.values[i]![k] = Number.NaN;
+    const dir = tempDir();
+    const edited = join(dir, 'edited.json');
+    writeFileSync(
+      edited,
+      JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
+    );
+    const r = await runCli(['export', edited, dir, 'html']);
+    assert.equal(r.code, 0, r.stderr);
+    const exported = readFileSync(onlyFile(dir, /\.html$/), 'utf8');
+    const round0 = exported.slice(0, exported.indexOf('<summary>round 1'));
+    const paths = (name: string) =>
+      [
+        ...round0.matchAll(new RegExp(`<path class="line" d="([^"]*)"[^>]*><title>series: ${name}<`, 'g')),
+      ].map((m) => m[1]!);
+    // Power and energy of package 0: one stretch more per gap (samples 5-6 fail together: one gap).
+    for (const d of paths('CPU_ENERGY-package-0')) assert.equal(d.match(/M/g)!.length, 3, d);
+    for (const d of paths('CPU_ENERGY-package-1')) assert.equal(d.match(/M/g)!.length, 1, d);
+    assert.equal(paths('CPU_ENERGY-package-0').length, 2);
   });
 });
 
@@ -130,6 +171,10 @@ describe('power plot y-scale', () => {
       { t: 0.0805, value: 400, series: 's', dt: 0.001 },
     ];
     assert.equal(robustMax(points), 13);
-    assert.equal(robustMax(points.map(({ dt: _, ...p }) => p)), undefined, 'power readings: vega scales');
+    assert.equal(
+      robustMax(points.map(({ dt: _, ...p }) => p)),
+      undefined,
+      'power readings: the largest value scales',
+    );
   });
 });

@@ -1,0 +1,57 @@
+import { yAxis } from './axis.js';
+import type { Block } from './figure.js';
+import { escapeXml, fixed, px, significant } from './format.js';
+import { type Layout, panel, timeScale } from './layout.js';
+import { decimate, linePath, type Sample } from './line.js';
+import { linear, valueAxis } from './scale.js';
+
+export interface LineSeries {
+  name: string;
+  colour: string;
+  samples: readonly Sample[];
+}
+
+export interface LineChart {
+  title: string;
+  /** The value axis title, its unit in parentheses: `power (W)`. */
+  valueTitle: string;
+  height: number;
+  series: readonly LineSeries[];
+  /** The value the axis must reach, when not the largest value (see robustMax in html.ts). */
+  top?: number;
+}
+
+/** Above this many samples per chart, no point marks (and so no per-sample hover text). */
+export const MAX_POINT_MARKS = 1500;
+
+const unitOf = (title: string) => /\(([^)]*)\)$/.exec(title)?.[1] ?? title;
+
+/**
+ * A line chart over the round's time axis: a <path> per series (min/max-decimated per pixel
+ * column, a gap at each NaN), and while the samples are few a dot per sample with its series,
+ * time and value as hover text. Undefined when no sample has a value: nothing to plot.
+ */
+export function lineChart(chart: LineChart, l: Layout): Block | undefined {
+  const all = chart.series.flatMap((s) => s.samples.map((p) => p.value));
+  const axis = valueAxis(all, Math.max(2, Math.round(chart.height / 45)), chart.top);
+  if (!axis) return undefined;
+  const x = timeScale(l);
+  const unit = escapeXml(unitOf(chart.valueTitle));
+  const withDots = chart.series.reduce((n, s) => n + s.samples.length, 0) <= MAX_POINT_MARKS;
+  return panel(l, chart.title, chart.height, (frame) => {
+    const y = linear(axis.domain, [frame.top + frame.height, frame.top]);
+    const marks = chart.series.map((s) => {
+      const name = escapeXml(s.name);
+      const line = `<path class="line" d="${linePath(decimate(s.samples, x), x, y)}" stroke="${s.colour}"><title>series: ${name}</title></path>`;
+      if (!withDots) return line;
+      const dots = s.samples
+        .filter((p) => Number.isFinite(p.value))
+        .map(
+          (p) =>
+            `<circle cx="${px(x(p.t))}" cy="${px(y(p.value))}" r="2"><title>series: ${name}; time (s): ${fixed(p.t, 3)}; ${unit}: ${significant(p.value)}</title></circle>`,
+        );
+      return `${line}<g fill="${s.colour}">${dots.join('')}</g>`;
+    });
+    return { axis: yAxis(frame, axis, y, chart.valueTitle), marks: marks.join('') };
+  });
+}
