@@ -317,7 +317,8 @@ export function writeHdf5(report: Report, path: string): void {
   writeHdf5File(reportTree(report), path);
 }
 
-function reportTree(report: Report): H5Group {
+/** The report as an HDF5 tree (exported for the writer test: the same tree through h5wasm). */
+export function reportTree(report: Report): H5Group {
   const file = rootGroup();
   const started = naiveLocalTime(report.created);
   const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
