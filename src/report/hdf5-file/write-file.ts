@@ -1,10 +1,10 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { JoulegateError } from '../../platform/errors.js';
+import { Bytes } from './bytes.js';
 import {
   attribute,
   attributeInfo,
-  Bytes,
   collection,
   collectionSize,
   contiguousLayout,
@@ -18,10 +18,12 @@ import {
   link,
   linkInfo,
   MESSAGE,
-  type Message,
-  objectHeader,
+  type Name,
+  nameOf,
+  ObjectHeader,
   SUPERBLOCK_SIZE,
   superblock,
+  VLEN_SIZE,
   vlenRef,
 } from './encode.js';
 import { H5Dataset, type H5Group, type H5Node, isStrings, isText } from './tree.js';
@@ -35,14 +37,14 @@ import { H5Dataset, type H5Group, type H5Node, isStrings, isText } from './tree.
 
 /** A collection's object index is 2 bytes: 65535 strings at most per collection. */
 const MAX_HEAP_INDEX = 0xffff;
+/** Headers go to the file in pieces of about this size (a large report's are megabytes). */
+const FLUSH_AT = 64 * 1024;
 /** An attribute's creation index is 2 bytes. */
 const MAX_ATTRIBUTES = 0xffff;
 
-const utf8 = new TextEncoder();
-
 /** The strings of the file, packed into global heap collections in the order they were added. */
 class GlobalHeap {
-  readonly collections: Uint8Array[][] = [];
+  readonly collections: Name[][] = [];
   addresses: number[] = [];
 
   add(text: string): HeapRef {
@@ -51,11 +53,15 @@ class GlobalHeap {
       last = [];
       this.collections.push(last);
     }
-    const bytes = utf8.encode(text);
-    last.push(bytes);
-    return { length: bytes.length, collection: this.collections.length - 1, index: last.length };
+    const name = nameOf(text);
+    last.push(name);
+    return { length: name.bytes, collection: this.collections.length - 1, index: last.length };
   }
+  readonly addressOf = (collection: number) => this.addresses[collection]!;
 }
+
+/** Groups that track creation order (h5py's track_order); datasets list attributes by name. */
+const tracksOrder = (node: H5Node) => !(node instanceof H5Dataset) && node.trackOrder;
 
 /** One object of the file: where its header and data go, and where its strings are. */
 interface Placed {
@@ -73,13 +79,12 @@ function place(root: H5Group, heap: GlobalHeap): Placed[] {
   const placed: Placed[] = [];
   const visit = (node: H5Node) => {
     const strings = new Map<string, HeapRef[]>();
-    for (const [name, value] of node.attributes) {
+    for (const [name, value] of node.attributes)
       if (isText(value))
         strings.set(
           name,
           (typeof value === 'string' ? [value] : value).map((s) => heap.add(s)),
         );
-    }
     const p: Placed = { node, header: 0, strings, data: 0, dataSize: 0 };
     placed.push(p);
     if (node instanceof H5Dataset) {
@@ -93,47 +98,36 @@ function place(root: H5Group, heap: GlobalHeap): Placed[] {
   return placed;
 }
 
-/** The header of one object, given where every object and heap collection is. */
-function header(p: Placed, addressOf: (node: H5Node) => number, heap: GlobalHeap): Uint8Array {
+const NO_STRINGS: HeapRef[] = [];
+
+/** One object's header messages, given where every object and heap collection is. */
+function writeMessages(
+  h: ObjectHeader,
+  p: Placed,
+  addressOf: (node: H5Node) => number,
+  heap: GlobalHeap,
+): void {
   const { node } = p;
-  const tracked = !(node instanceof H5Dataset) && node.trackOrder;
-  if (tracked && node.attributes.size > MAX_ATTRIBUTES)
-    throw new JoulegateError(`HDF5 object ${node.path}: over ${MAX_ATTRIBUTES} attributes`);
-  const messages: Message[] = [];
+  const tracked = tracksOrder(node);
   if (node instanceof H5Dataset) {
     const type = elementType(node.data);
-    messages.push(
-      { type: MESSAGE.dataspace, data: dataspace(node.data.length) },
-      { type: MESSAGE.datatype, data: datatype(type), constant: true },
-      { type: MESSAGE.fillValue, data: fillValue(type), constant: true },
-      { type: MESSAGE.layout, data: contiguousLayout(p.data, p.dataSize) },
-    );
+    dataspace(h.message(MESSAGE.dataspace), node.data.length);
+    datatype(h.message(MESSAGE.datatype, true), type);
+    fillValue(h.message(MESSAGE.fillValue, true), type);
+    contiguousLayout(h.message(MESSAGE.layout), p.data, p.dataSize);
   } else {
-    messages.push(
-      { type: MESSAGE.linkInfo, data: linkInfo(tracked, node.members.size) },
-      { type: MESSAGE.groupInfo, data: groupInfo() },
-    );
+    linkInfo(h.message(MESSAGE.linkInfo), tracked, node.members.size);
+    groupInfo(h.message(MESSAGE.groupInfo));
     let index = 0;
     for (const [name, member] of node.members)
-      messages.push({
-        type: MESSAGE.link,
-        data: link(utf8.encode(name), addressOf(member), tracked ? index++ : undefined),
-      });
+      link(h.message(MESSAGE.link), nameOf(name), addressOf(member), tracked ? index++ : undefined);
   }
-  messages.push({ type: MESSAGE.attributeInfo, data: attributeInfo(tracked, node.attributes.size) });
-  let creationIndex = 0;
+  attributeInfo(h.message(MESSAGE.attributeInfo), tracked, node.attributes.size);
+  let index = 0;
   for (const [name, value] of node.attributes) {
-    const strings = (p.strings.get(name) ?? []).map((ref): [HeapRef, number] => [
-      ref,
-      heap.addresses[ref.collection]!,
-    ]);
-    messages.push({
-      type: MESSAGE.attribute,
-      data: attribute(utf8.encode(name), value, strings),
-      creationIndex: creationIndex++,
-    });
+    const strings = p.strings.get(name) ?? NO_STRINGS;
+    attribute(h.message(MESSAGE.attribute, false, index++), nameOf(name), value, strings, heap.addressOf);
   }
-  return objectHeader(messages, tracked, node.path);
 }
 
 const LITTLE_ENDIAN_HOST = endianness() === 'LE';
@@ -148,9 +142,9 @@ function littleEndian(data: Float64Array | BigInt64Array | Int32Array): Uint8Arr
 
 function dataBytes(data: H5Dataset['data'], elements: readonly HeapRef[], heap: GlobalHeap): Uint8Array {
   if (!isStrings(data)) return littleEndian(data);
-  const out = new Bytes();
-  for (const ref of elements) vlenRef(out, ref, heap.addresses[ref.collection]!);
-  return out.done();
+  const out = new Bytes(elements.length * VLEN_SIZE);
+  for (const ref of elements) vlenRef(out, ref, heap.addressOf(ref.collection));
+  return out.from();
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {
@@ -161,14 +155,26 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 export function writeHdf5File(root: H5Group, path: string): void {
   const heap = new GlobalHeap();
   const placed = place(root, heap);
+  for (const { node } of placed)
+    if (tracksOrder(node) && node.attributes.size > MAX_ATTRIBUTES)
+      throw new JoulegateError(`HDF5 object ${node.path}: over ${MAX_ATTRIBUTES} attributes`);
   const byNode = new Map(placed.map((p) => [p.node, p]));
   const addressOf = (node: H5Node) => byNode.get(node)!.header;
+  const header = new ObjectHeader();
+  const headers = new Bytes(FLUSH_AT * 2);
+  const writeHeader = (p: Placed) => {
+    header.begin(tracksOrder(p.node), p.node.path);
+    writeMessages(header, p, addressOf, heap);
+    header.end(headers);
+  };
   // Headers hold addresses of fixed size: their sizes are known before the addresses are.
   let end = SUPERBLOCK_SIZE;
   heap.addresses = heap.collections.map(() => 0);
   for (const p of placed) {
     p.header = end;
-    end += header(p, addressOf, heap).length;
+    headers.reset();
+    writeHeader(p);
+    end += headers.length;
   }
   heap.addresses = heap.collections.map((objects) => {
     const at = end;
@@ -182,7 +188,15 @@ export function writeHdf5File(root: H5Group, path: string): void {
   const fd = openSync(path, 'w');
   try {
     writeAll(fd, superblock(end, placed[0]!.header));
-    writeAll(fd, Buffer.concat(placed.map((p) => header(p, addressOf, heap))));
+    headers.reset();
+    for (const p of placed) {
+      writeHeader(p);
+      if (headers.length >= FLUSH_AT) {
+        writeAll(fd, headers.from());
+        headers.reset();
+      }
+    }
+    writeAll(fd, headers.from());
     for (const objects of heap.collections) writeAll(fd, collection(objects));
     for (const { node, elements = [], dataSize } of placed)
       if (node instanceof H5Dataset && dataSize > 0) writeAll(fd, dataBytes(node.data, elements, heap));
