@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { reportTree } from '../../src/report/hdf5.js';
 import { lookup3 } from '../../src/report/hdf5-file/lookup3.js';
 import { float64, H5Group, type H5Node, int64, isText, rootGroup } from '../../src/report/hdf5-file/tree.js';
 import { writeHdf5File } from '../../src/report/hdf5-file/write-file.js';
-import { run } from '../helpers/cli.js';
+import { run, runCli } from '../helpers/cli.js';
 import { monitorJsonHdf5, onlyFile, python, readReport, regionsApp } from '../helpers/hdf5-reports.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
@@ -344,6 +344,13 @@ describe('the HDF5 writer (src/report/hdf5-file/)', () => {
     assert.throws(() => g.group('twice'), /HDF5 member twice of \/ is added twice/);
     g.setAttr('a', 'x');
     assert.throws(() => g.setAttr('a', 'y'), /HDF5 attribute a of \/ is set twice/);
+    // Creation indexes of attributes are 2 bytes.
+    const crowded = rootGroup();
+    for (let i = 0; i <= 0xffff; i++) crowded.setAttr(`a${i}`, 'v');
+    assert.throws(
+      () => writeHdf5File(crowded, join(tempDir(), 'crowded.h5')),
+      /^JoulegateError: HDF5 object \/: over 65535 attributes$/,
+    );
     // An attribute message holds at most 65535 bytes: a name longer than that is refused.
     const huge = rootGroup();
     huge.group('g').setAttr('n'.repeat(70_000), 'v');
@@ -351,6 +358,32 @@ describe('the HDF5 writer (src/report/hdf5-file/)', () => {
       () => writeHdf5File(huge, join(tempDir(), 'huge.h5')),
       /HDF5 object \/g: a message of \d+ bytes is over the 65535 an object header holds/,
     );
+  });
+
+  it('`monitor -f hdf5` never imports h5wasm (its 40 MB of wasm); `export` of the file does', async () => {
+    const out = tempDir();
+    // A module resolve hook that refuses h5wasm, in every node process of the CLI.
+    const hooks = join(out, 'no-h5wasm-hooks.mjs');
+    writeFileSync(
+      hooks,
+      "export async function resolve(s, c, next) { if (s.startsWith('h5wasm')) throw new Error('h5wasm imported'); return next(s, c); }\n",
+    );
+    const register = join(out, 'no-h5wasm.mjs');
+    writeFileSync(
+      register,
+      `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`,
+    );
+    const env = { NODE_OPTIONS: `--import=${register}`, JOULEGATE_SYSROOT: copyFixture('energy/amd-epyc') };
+    const r = await runCli(['monitor', '-f', 'hdf5', '--data-out', out, '--', 'sleep', '0.1'], {
+      cwd: out,
+      env,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const file = onlyFile(out, /\.hdf5$/);
+    assert.equal((await dump(file))[0]!.path, '/');
+    const e = await runCli(['export', file, 'json'], { cwd: out, env });
+    assert.notEqual(e.code, 0, 'the hook refuses h5wasm where it is imported');
+    assert.match(e.stderr, /h5wasm imported/);
   });
 
   it("writes a report's tree as h5wasm did: same h5py listing and h5dump -p", async () => {
