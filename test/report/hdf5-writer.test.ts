@@ -346,9 +346,9 @@ describe('the HDF5 writer (src/report/hdf5-file/)', () => {
     assert.throws(() => g.setAttr('a', 'y'), /HDF5 attribute a of \/ is set twice/);
     // Creation indexes of attributes are 2 bytes.
     const crowded = rootGroup();
-    for (let i = 0; i <= 0xffff; i++) crowded.setAttr(`a${i}`, 'v');
+    for (let i = 0; i < 0xffff; i++) crowded.setAttr(`a${i}`, 'v');
     assert.throws(
-      () => writeHdf5File(crowded, join(tempDir(), 'crowded.h5')),
+      () => crowded.setAttr('one more', 'v'),
       /^JoulegateError: HDF5 object \/: over 65535 attributes$/,
     );
     // An attribute message holds at most 65535 bytes: a name longer than that is refused.

@@ -1,8 +1,8 @@
 import { JoulegateError } from '../../platform/errors.js';
 
 /*
- * The in-memory HDF5 tree that write-file.ts serialises: groups, datasets and scalar
- * attributes, of the few types a report needs. Everything is checked here, where it is added,
+ * The in-memory HDF5 tree that write-file.ts serialises: groups, 1-D datasets and attributes,
+ * of the few types a report needs. Everything is checked here, where it is added,
  * so that a bad name or value fails at the line that made it.
  */
 
@@ -24,6 +24,8 @@ export const isText = (value: AttrValue): value is string | readonly string[] =>
 
 export const isStrings = (data: DatasetData): data is readonly string[] => Array.isArray(data);
 
+/** An attribute's creation index is 2 bytes. */
+const MAX_ATTRIBUTES = 0xffff;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -53,6 +55,8 @@ abstract class H5Object {
     checkName(name, 'attribute', this.path);
     if (this.attributes.has(name))
       throw new JoulegateError(`HDF5 attribute ${name} of ${this.path} is set twice`);
+    if (this.attributes.size === MAX_ATTRIBUTES)
+      throw new JoulegateError(`HDF5 object ${this.path}: over ${MAX_ATTRIBUTES} attributes`);
     this.attributes.set(name, value);
   }
 }

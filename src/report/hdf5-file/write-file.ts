@@ -1,6 +1,5 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { JoulegateError } from '../../platform/errors.js';
 import { Bytes } from './bytes.js';
 import {
   attribute,
@@ -39,8 +38,6 @@ import { H5Dataset, type H5Group, type H5Node, isStrings, isText } from './tree.
 const MAX_HEAP_INDEX = 0xffff;
 /** Headers go to the file in pieces of about this size (a large report's are megabytes). */
 const FLUSH_AT = 64 * 1024;
-/** An attribute's creation index is 2 bytes. */
-const MAX_ATTRIBUTES = 0xffff;
 
 /** The strings of the file, packed into global heap collections in the order they were added. */
 class GlobalHeap {
@@ -155,9 +152,6 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 export function writeHdf5File(root: H5Group, path: string): void {
   const heap = new GlobalHeap();
   const placed = place(root, heap);
-  for (const { node } of placed)
-    if (tracksOrder(node) && node.attributes.size > MAX_ATTRIBUTES)
-      throw new JoulegateError(`HDF5 object ${node.path}: over ${MAX_ATTRIBUTES} attributes`);
   const byNode = new Map(placed.map((p) => [p.node, p]));
   const addressOf = (node: H5Node) => byNode.get(node)!.header;
   const header = new ObjectHeader();
