@@ -14,9 +14,9 @@ export type Dataset = InstanceType<H5['Dataset']>;
 export type Node = Group | Dataset;
 
 /**
- * h5wasm is loaded only when HDF5 is read or written (it is a large WebAssembly module), and
- * compiled by V8's baseline compiler only: optimising its 4 MB of wasm as well cost ~27 MB of
- * peak RSS (112 → 85 MB for `monitor -f hdf5`), for a library that writes one file per run.
+ * h5wasm is loaded only when HDF5 is read (`joulegate export`; reports are written by
+ * hdf5-file/, without it: importing it alone costs ~40 MB of RSS), and compiled by V8's baseline
+ * compiler only: optimising its 4 MB of wasm as well cost ~27 MB of peak RSS more.
  */
 export async function loadH5(): Promise<H5> {
   setFlagsFromString('--liftoff-only');

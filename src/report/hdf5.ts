@@ -4,19 +4,18 @@ import type { RegionEvent } from '../monitor/regions-pairing.js';
 import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
 import { type DeviceGroup, type SeriesSpec, seriesUnit } from '../monitor/signals.js';
 import type { Diagnostic } from '../platform/backend.js';
+import { float64, type H5Group, type H5Node, int64, rootGroup } from './hdf5-file/tree.js';
+import { writeHdf5File } from './hdf5-file/write-file.js';
 import {
   type Aggregate,
   DEVICE_TYPE,
   GROUP_ENERGY_COLUMN,
   GROUP_VALUE_KEYS,
-  type Group,
   groupValuePlace,
   HOST_TOTAL_ATTRS,
-  loadH5,
   MULTI_RUN_ATTRS,
   metricGroupName,
   NODE_TYPE,
-  type Node,
   naiveLocalTime,
   nodeName,
   PERUN_METRICS,
@@ -27,38 +26,33 @@ import {
   TABLES,
 } from './hdf5-layout.js';
 
-export { readHdf5 } from './hdf5-read.js';
-
-function intAttribute(target: Node, name: string, value: number): void {
-  target.create_attribute(name, BigInt64Array.of(BigInt(value)), [], '<q');
+function intAttribute(target: H5Node, name: string, value: number): void {
+  target.setAttr(name, int64(value));
 }
 
-/**
- * A float64 attribute. Left to guess, h5wasm stores a whole number as a 32-bit integer, which
- * wraps above 2^31 (a host's bytes of memory in use, an energy counter's joules).
- */
-function floatAttribute(target: Node, name: string, value: number): void {
-  target.create_attribute(name, Float64Array.of(value), [], '<d');
+/** A float64 attribute, whole numbers too (perun reads every metric value as a float). */
+function floatAttribute(target: H5Node, name: string, value: number): void {
+  target.setAttr(name, float64(value));
 }
 
 /** perun's MetricMetaData attributes: every value here is a float64 in SI units (mag 1). */
-function describeValues(target: Node, unit: PerunUnit, validMin = Number.NEGATIVE_INFINITY): void {
-  target.create_attribute('unit', unit);
+function describeValues(target: H5Node, unit: PerunUnit, validMin = Number.NEGATIVE_INFINITY): void {
+  target.setAttr('unit', unit);
   floatAttribute(target, 'mag', 1.0);
-  target.create_attribute('dtype', 'float64');
+  target.setAttr('dtype', 'float64');
   floatAttribute(target, 'valid_min', validMin);
   floatAttribute(target, 'valid_max', Number.POSITIVE_INFINITY);
   floatAttribute(target, 'fill', Number.NaN);
 }
 
 /** A group that lists its members and attributes in creation order (the report's order). */
-const orderedGroup = (parent: Group, name: string) => parent.create_group(name, true);
+const orderedGroup = (parent: H5Group, name: string) => parent.group(name, true);
 
-function nodeGroup(parent: Group, id: string, type: number, attrs: Record<string, string> = {}): Group {
+function nodeGroup(parent: H5Group, id: string, type: number, attrs: Record<string, string> = {}): H5Group {
   const g = orderedGroup(parent, nodeName(id));
   intAttribute(g, 'type', type);
-  if (nodeName(id) !== id) g.create_attribute('id', id);
-  for (const [k, v] of Object.entries(attrs)) g.create_attribute(k, v);
+  if (nodeName(id) !== id) g.setAttr('id', id);
+  for (const [k, v] of Object.entries(attrs)) g.setAttr(k, v);
   orderedGroup(g, 'metrics');
   orderedGroup(g, 'nodes');
   return g;
@@ -66,7 +60,7 @@ function nodeGroup(parent: Group, id: string, type: number, attrs: Record<string
 
 /** One metric group, named and typed as perun's reader expects; a Stat becomes perun's Stats. */
 function addMetric(
-  parent: Group,
+  parent: H5Group,
   metric: string,
   unit: PerunUnit,
   value: number | Stat,
@@ -77,28 +71,28 @@ function addMetric(
   if (Number.isNaN(typeof value === 'number' ? value : value.mean)) return;
   const m = orderedGroup(parent, metricGroupName(metric));
   describeValues(m, unit);
-  m.create_attribute('type', metric);
+  m.setAttr('type', metric);
   if (typeof value === 'number') {
-    m.create_attribute('agg_type', agg);
+    m.setAttr('agg_type', agg);
     floatAttribute(m, 'value', value);
   } else {
     for (const k of ['sum', 'mean', 'min', 'max', 'std'] as const) floatAttribute(m, k, value[k]);
   }
 }
 
-const metricsOf = (node: Group) => node.get('metrics') as Group;
-const nodesOf = (node: Group) => node.get('nodes') as Group;
+const metricsOf = (node: H5Group) => node.get('metrics') as H5Group;
+const nodesOf = (node: H5Group) => node.get('nodes') as H5Group;
 
 /** Equal-length datasets under `name` (one entry per row); nothing when there are no rows. */
 function writeTable(
-  parent: Group,
+  parent: H5Group,
   name: string,
   columns: Record<string, Float64Array | Int32Array | string[]>,
 ) {
   const first = Object.values(columns)[0];
   if (!first || first.length === 0) return;
   const table = orderedGroup(parent, name);
-  for (const [column, data] of Object.entries(columns)) table.create_dataset({ name: column, data });
+  for (const [column, data] of Object.entries(columns)) table.dataset(column, data);
 }
 
 /**
@@ -106,8 +100,8 @@ function writeTable(
  * Estimates never appear as perun metrics (a reader would take them for measurements).
  * Unmeasured energy and power (NaN) and absent values are left out.
  */
-function addGroupMetrics(node: Group, group: DeviceGroup, gm: GroupMetrics): void {
-  if (gm.method) node.create_attribute(SOURCE_ATTRS.method, gm.method);
+function addGroupMetrics(node: H5Group, group: DeviceGroup, gm: GroupMetrics): void {
+  if (gm.method) node.setAttr(SOURCE_ATTRS.method, gm.method);
   if (gm.coverage !== undefined) floatAttribute(node, SOURCE_ATTRS.coverage, gm.coverage);
   for (const key of GROUP_VALUE_KEYS) {
     const value = gm[key];
@@ -121,7 +115,7 @@ function addGroupMetrics(node: Group, group: DeviceGroup, gm: GroupMetrics): voi
 }
 
 /** Only the perun metrics of a device group's values (addGroupMetrics writes the rest). */
-function addPerunGroupMetrics(metrics: Group, group: DeviceGroup, gm: GroupMetrics): void {
+function addPerunGroupMetrics(metrics: H5Group, group: DeviceGroup, gm: GroupMetrics): void {
   for (const key of GROUP_VALUE_KEYS) {
     const value = gm[key];
     const place = groupValuePlace(group, key, gm.method);
@@ -129,13 +123,19 @@ function addPerunGroupMetrics(metrics: Group, group: DeviceGroup, gm: GroupMetri
   }
 }
 
-function addSource(node: Group, source: SourceInfo): void {
-  node.create_attribute(SOURCE_ATTRS.series, source.series);
-  node.create_attribute(SOURCE_ATTRS.detail, source.detail);
+function addSource(node: H5Group, source: SourceInfo): void {
+  node.setAttr(SOURCE_ATTRS.series, source.series);
+  node.setAttr(SOURCE_ATTRS.detail, source.detail);
   if (source.wattsPerUnit !== undefined) floatAttribute(node, SOURCE_ATTRS.wattsPerUnit, source.wattsPerUnit);
 }
 
-function addSensor(parent: Group, s: SeriesSpec, position: number, times: number[], values: number[]): void {
+function addSensor(
+  parent: H5Group,
+  s: SeriesSpec,
+  position: number,
+  times: number[],
+  values: number[],
+): void {
   const sensor = nodeGroup(parent, s.id, NODE_TYPE.SENSOR, {
     device_type: DEVICE_TYPE[s.group],
     [SENSOR_ATTRS.signal]: s.signal,
@@ -144,15 +144,12 @@ function addSensor(parent: Group, s: SeriesSpec, position: number, times: number
     [SENSOR_ATTRS.domain]: s.domain,
   });
   intAttribute(sensor, SENSOR_ATTRS.index, s.index);
-  if (s.direction) sensor.create_attribute(SENSOR_ATTRS.direction, s.direction);
+  if (s.direction) sensor.setAttr(SENSOR_ATTRS.direction, s.direction);
   if (s.outsidePlatform) intAttribute(sensor, SENSOR_ATTRS.outsidePlatform, 1);
   intAttribute(sensor, SENSOR_ATTRS.position, position);
   const raw = orderedGroup(sensor, 'raw_data');
-  describeValues(raw.create_dataset({ name: 'timesteps', data: Float64Array.from(times) }) as Node, 's');
-  describeValues(
-    raw.create_dataset({ name: 'values', data: Float64Array.from(values) }) as Node,
-    seriesUnit(s.kind) as PerunUnit,
-  );
+  describeValues(raw.dataset('timesteps', Float64Array.from(times)), 's');
+  describeValues(raw.dataset('values', Float64Array.from(values)), seriesUnit(s.kind) as PerunUnit);
 }
 
 /**
@@ -162,13 +159,13 @@ function addSensor(parent: Group, s: SeriesSpec, position: number, times: number
  * call start/stop times of rank 0 as `raw_data/0`, alternating, in seconds since the round began.
  * What perun has no place for goes to the `region_calls` table.
  */
-function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
+function addRegions(run: H5Group, calls: readonly RegionCallMetrics[]): void {
   if (calls.length === 0) return;
   const regions = orderedGroup(run, 'regions');
   for (const name of [...new Set(calls.map((c) => c.name))]) {
     const mine = calls.filter((c) => c.name === name);
     const g = orderedGroup(regions, nodeName(name));
-    g.create_attribute('id', name);
+    g.setAttr('id', name);
     intAttribute(g, 'processed', 1);
     intAttribute(g, 'world_size', 1);
     const metrics = orderedGroup(g, 'metrics');
@@ -179,12 +176,12 @@ function addRegions(run: Group, calls: readonly RegionCallMetrics[]): void {
     addMetric(metrics, 'gpu_util', '%', stat(mine.map((c) => c.gpuUtil ?? Number.NaN)));
     addMetric(g, 'n_runs', '', stat([mine.length]));
     const times = mine.flatMap((c) => [c.start, c.stop]);
-    orderedGroup(g, 'raw_data').create_dataset({ name: '0', data: Float64Array.from(times) });
+    orderedGroup(g, 'raw_data').dataset('0', Float64Array.from(times));
   }
 }
 
 /** What perun's region groups have no place for: per call, in call order (see TABLES.calls). */
-function addRegionCalls(run: Group, calls: readonly RegionCallMetrics[]): void {
+function addRegionCalls(run: H5Group, calls: readonly RegionCallMetrics[]): void {
   if (calls.length === 0) return;
   const column = (of: (c: RegionCallMetrics) => number | undefined) =>
     Float64Array.from(calls, (c) => of(c) ?? Number.NaN);
@@ -209,7 +206,7 @@ function addRegionCalls(run: Group, calls: readonly RegionCallMetrics[]): void {
   });
 }
 
-function addEvents(run: Group, events: readonly RegionEvent[]): void {
+function addEvents(run: H5Group, events: readonly RegionEvent[]): void {
   writeTable(run, TABLES.events, {
     name: events.map((e) => e.name),
     kind: events.map((e) => e.kind),
@@ -219,7 +216,7 @@ function addEvents(run: Group, events: readonly RegionEvent[]): void {
   });
 }
 
-function addDiagnostics(multi: Group, unavailable: readonly Diagnostic[]): void {
+function addDiagnostics(multi: H5Group, unavailable: readonly Diagnostic[]): void {
   writeTable(multi, TABLES.unavailable, {
     backend: unavailable.map((d) => d.backend),
     signal: unavailable.map((d) => d.signal ?? ''),
@@ -228,10 +225,10 @@ function addDiagnostics(multi: Group, unavailable: readonly Diagnostic[]): void 
 }
 
 /** The attribution section as tables (TABLES.attribution); hdf5-read.ts rebuilds it. */
-function addAttribution(multi: Group, a: AttributionReport): void {
+function addAttribution(multi: H5Group, a: AttributionReport): void {
   const g = orderedGroup(multi, TABLES.attribution);
-  g.create_attribute('idle_share', a.idleShare);
-  g.create_attribute('app', a.appIs);
+  g.setAttr('idle_share', a.idleShare);
+  g.setAttr('app', a.appIs);
   const column = (pick: (x: AttributionReport['groups'][number]) => number) =>
     Float64Array.from(a.groups, pick);
   writeTable(g, 'groups', {
@@ -258,11 +255,11 @@ function addAttribution(multi: Group, a: AttributionReport): void {
 }
 
 /** One RUN: its host NODE, device groups and sensors, regions, events and problems. */
-function addRound(multi: Group, report: Report, round: RoundReport): void {
+function addRound(multi: H5Group, report: Report, round: RoundReport): void {
   const run = nodeGroup(nodesOf(multi), round.id, NODE_TYPE.RUN, report.metadata);
   intAttribute(run, RUN_ATTRS.exitStatus, round.exit.status);
   intAttribute(run, RUN_ATTRS.exitCode, round.exit.code);
-  run.create_attribute(RUN_ATTRS.exitSignal, round.exit.signal);
+  run.setAttr(RUN_ATTRS.exitSignal, round.exit.signal);
   intAttribute(run, RUN_ATTRS.overruns, round.overruns);
   const h = round.metrics.host;
   addMetric(metricsOf(run), 'runtime', 's', h.runtime, 'max');
@@ -275,11 +272,11 @@ function addRound(multi: Group, report: Report, round: RoundReport): void {
     floatAttribute(run, RUN_ATTRS.estimatedPower, h.estimatedPower);
   }
   if (h.total) {
-    run.create_attribute(HOST_TOTAL_ATTRS.rule, h.total.rule);
+    run.setAttr(HOST_TOTAL_ATTRS.rule, h.total.rule);
     floatAttribute(run, HOST_TOTAL_ATTRS.boardEnergy, h.total.boardEnergy);
-    run.create_attribute(HOST_TOTAL_ATTRS.coveredGroups, h.total.coveredGroups.join(','));
+    run.setAttr(HOST_TOTAL_ATTRS.coveredGroups, h.total.coveredGroups.join(','));
     floatAttribute(run, HOST_TOTAL_ATTRS.coveredEnergy, h.total.coveredEnergy);
-    run.create_attribute(HOST_TOTAL_ATTRS.outsideGroups, h.total.outsideGroups.join(','));
+    run.setAttr(HOST_TOTAL_ATTRS.outsideGroups, h.total.outsideGroups.join(','));
     floatAttribute(run, HOST_TOTAL_ATTRS.outsideEnergy, h.total.outsideEnergy);
   }
   addRegions(run, round.metrics.regions);
@@ -316,43 +313,44 @@ function addRound(multi: Group, report: Report, round: RoundReport): void {
  * hdf5-layout.ts), so hdf5-read.ts rebuilds the whole report from the tree. The file is created
  * by the caller (O_EXCL) and overwritten here.
  */
-export async function writeHdf5(report: Report, path: string): Promise<void> {
-  const h5 = await loadH5();
-  const file = new h5.File(path, 'w', { track_order: true });
-  try {
-    const started = naiveLocalTime(report.created);
-    const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
-      creation_dt: started,
-      last_execution_dt: started,
-    });
-    const multi = nodeGroup(nodesOf(app), report.runId, NODE_TYPE.MULTI_RUN, {
-      [MULTI_RUN_ATTRS.appName]: report.app,
-      [MULTI_RUN_ATTRS.created]: started,
-      [MULTI_RUN_ATTRS.createdExact]: report.created,
-      [MULTI_RUN_ATTRS.rounds]: String(report.rounds.length),
-      [MULTI_RUN_ATTRS.failed]: String(report.failed),
-      [MULTI_RUN_ATTRS.priceUnit]: report.priceUnit,
-      [MULTI_RUN_ATTRS.failure]: report.failure,
-      ...report.config,
-    });
-    floatAttribute(multi, MULTI_RUN_ATTRS.samplingPeriod, report.samplingPeriod);
-    intAttribute(multi, MULTI_RUN_ATTRS.warmupRounds, report.warmupRounds);
-    if (report.omittedRounds) intAttribute(multi, MULTI_RUN_ATTRS.omittedRounds, report.omittedRounds);
-    addDiagnostics(multi, report.unavailable);
-    const { summary } = report;
-    // The APP's Stats are over all its runs: this file holds one invocation, so they are the
-    // MULTI_RUN's (perun's summary sentence reads ENERGY, CO2 and MONEY there).
-    for (const node of [app, multi]) {
-      addMetric(metricsOf(node), 'runtime', 's', summary.runtime!);
-      addMetric(metricsOf(node), 'energy', 'J', summary.energy!);
-      addMetric(metricsOf(node), 'power', 'W', summary.power!);
-      addMetric(metricsOf(node), 'co2', 'g', summary.co2!);
-      // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
-      addMetric(metricsOf(node), 'money', '', summary.money!);
-    }
-    if (report.attribution) addAttribution(multi, report.attribution);
-    for (const round of report.rounds) addRound(multi, report, round);
-  } finally {
-    file.close();
+export function writeHdf5(report: Report, path: string): void {
+  writeHdf5File(reportTree(report), path);
+}
+
+/** The report as an HDF5 tree (exported for the writer test: the same tree through h5wasm). */
+export function reportTree(report: Report): H5Group {
+  const file = rootGroup();
+  const started = naiveLocalTime(report.created);
+  const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
+    creation_dt: started,
+    last_execution_dt: started,
+  });
+  const multi = nodeGroup(nodesOf(app), report.runId, NODE_TYPE.MULTI_RUN, {
+    [MULTI_RUN_ATTRS.appName]: report.app,
+    [MULTI_RUN_ATTRS.created]: started,
+    [MULTI_RUN_ATTRS.createdExact]: report.created,
+    [MULTI_RUN_ATTRS.rounds]: String(report.rounds.length),
+    [MULTI_RUN_ATTRS.failed]: String(report.failed),
+    [MULTI_RUN_ATTRS.priceUnit]: report.priceUnit,
+    [MULTI_RUN_ATTRS.failure]: report.failure,
+    ...report.config,
+  });
+  floatAttribute(multi, MULTI_RUN_ATTRS.samplingPeriod, report.samplingPeriod);
+  intAttribute(multi, MULTI_RUN_ATTRS.warmupRounds, report.warmupRounds);
+  if (report.omittedRounds) intAttribute(multi, MULTI_RUN_ATTRS.omittedRounds, report.omittedRounds);
+  addDiagnostics(multi, report.unavailable);
+  const { summary } = report;
+  // The APP's Stats are over all its runs: this file holds one invocation, so they are the
+  // MULTI_RUN's (perun's summary sentence reads ENERGY, CO2 and MONEY there).
+  for (const node of [app, multi]) {
+    addMetric(metricsOf(node), 'runtime', 's', summary.runtime!);
+    addMetric(metricsOf(node), 'energy', 'J', summary.energy!);
+    addMetric(metricsOf(node), 'power', 'W', summary.power!);
+    addMetric(metricsOf(node), 'co2', 'g', summary.co2!);
+    // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
+    addMetric(metricsOf(node), 'money', '', summary.money!);
   }
+  if (report.attribution) addAttribution(multi, report.attribution);
+  for (const round of report.rounds) addRound(multi, report, round);
+  return file;
 }

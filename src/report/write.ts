@@ -23,7 +23,7 @@ export async function writeFormat(report: Report, format: string, dir: string): 
   if (format === 'hdf5') {
     const { fd, path } = createUnique(dir, stem, 'hdf5');
     closeSync(fd);
-    await (await import('./hdf5.js')).writeHdf5(report, path);
+    (await import('./hdf5.js')).writeHdf5(report, path);
     return path;
   }
   const w = WRITERS[format];
@@ -32,23 +32,14 @@ export async function writeFormat(report: Report, format: string, dir: string): 
 }
 
 /**
- * Checks before a run that its reports can be written: known formats, an output directory that
- * exists (or is created) and takes files, and the HDF5 library where hdf5 is asked for.
+ * Checks before a run that its reports can be written: known formats, and an output directory
+ * that exists (or is created) and takes files. (HDF5 is written without a library: hdf5-file/.)
  */
 export async function checkOutput(formats: readonly string[], dir: string): Promise<void> {
   for (const f of formats)
     if (!OUTPUT_FORMATS.includes(f))
       throw new JoulegateError(`unknown format ${f} (expected one of ${OUTPUT_FORMATS.join(', ')})`);
   checkOutputDir(dir);
-  if (formats.includes('hdf5')) {
-    try {
-      await (await import('./hdf5-layout.js')).loadH5();
-    } catch (err) {
-      throw new JoulegateError(
-        `cannot write hdf5 reports: the HDF5 library does not load (${errorMessage(err)})`,
-      );
-    }
-  }
 }
 
 /** Where a report goes that cannot be written where asked: the temp directories. */
@@ -110,7 +101,7 @@ export async function writeReports(
  */
 export async function readReport(path: string, runId?: string): Promise<Report> {
   const ext = extname(path).toLowerCase();
-  if (ext === '.hdf5' || ext === '.h5') return (await import('./hdf5.js')).readHdf5(path, runId);
+  if (ext === '.hdf5' || ext === '.h5') return (await import('./hdf5-read.js')).readHdf5(path, runId);
   if (runId !== undefined) throw new JoulegateError('--id picks a run of a perun .hdf5 file only');
   if (ext !== '.json') throw new JoulegateError(`${path}: can only import .json or .hdf5 reports`);
   let text: string;
