@@ -1,6 +1,7 @@
 // Peak memory of `joulegate monitor` (the installed command, dist/) by output format (issue 15,
 // point 7: ≤ 60 MB for the whole tree minus the app, with every format). Each run monitors
-// `sleep SECONDS` at a 50 ms period and writes one format (or all of them) to a temp dir.
+// `sleep SECONDS` at a 50 ms period and writes one format (or all of them) to a temp dir; then
+// one long run at the highest rate (10 ms period) writes every format: the most samples held.
 // Two figures per run:
 //   - tree: the sum of the RSS of every process in the monitor's tree except the app (`sleep`)
 //     and GNU time itself, polled every 5 ms from /proc — what "the whole tree" means;
@@ -8,7 +9,8 @@
 //     which a 5 ms poll can miss).
 // The floor is a bare idle `node` measured in the same run. Prints one JSON object.
 //
-// Env: BENCH_FORMAT_RUNS (default 3) runs per format; BENCH_APP_SECONDS (default 2).
+// Env: BENCH_FORMAT_RUNS (default 3) runs per format; BENCH_APP_SECONDS (default 2);
+// BENCH_LONG_SECONDS (default 60; 0 skips the long run).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -20,8 +22,11 @@ requireBuiltDist('monitor-formats');
 const JOULEGATE = new URL('../bin/joulegate', import.meta.url).pathname;
 const RUNS = Number(process.env.BENCH_FORMAT_RUNS ?? 3);
 const APP_SECONDS = Number(process.env.BENCH_APP_SECONDS ?? 2);
-if (!Number.isInteger(RUNS) || RUNS <= 0 || !(APP_SECONDS > 0)) {
-  console.error('bench/monitor-formats: BENCH_FORMAT_RUNS must be a positive integer, BENCH_APP_SECONDS > 0');
+const LONG_SECONDS = Number(process.env.BENCH_LONG_SECONDS ?? 60);
+if (!Number.isInteger(RUNS) || RUNS <= 0 || !(APP_SECONDS > 0) || !(LONG_SECONDS >= 0)) {
+  console.error(
+    'bench/monitor-formats: BENCH_FORMAT_RUNS must be a positive integer, BENCH_APP_SECONDS > 0, BENCH_LONG_SECONDS >= 0',
+  );
   process.exit(2);
 }
 const FORMATS = ['text', 'json', 'csv', 'bench', 'hdf5', 'html', 'text,json,csv,bench,hdf5,html'];
@@ -71,11 +76,11 @@ interface Run {
   files: number;
 }
 
-async function monitorOnce(format: string): Promise<Run> {
+async function monitorOnce(format: string, period = '0.05', seconds = APP_SECONDS): Promise<Run> {
   const out = mkdtempSync(join(tmpdir(), 'joulegate-bench-formats-'));
   try {
-    const args = ['-f', 'BENCH %M', JOULEGATE, 'monitor', '--sampling-period', '0.05', '-f', format];
-    const child = spawn('/usr/bin/time', [...args, '--data-out', out, '--', 'sleep', String(APP_SECONDS)], {
+    const args = ['-f', 'BENCH %M', JOULEGATE, 'monitor', '--sampling-period', period, '-f', format];
+    const child = spawn('/usr/bin/time', [...args, '--data-out', out, '--', 'sleep', String(seconds)], {
       cwd: out,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -123,6 +128,21 @@ for (const format of FORMATS) {
     runs,
   });
 }
+const EVERY = FORMATS.at(-1)!;
+const long =
+  LONG_SECONDS > 0
+    ? await monitorOnce(EVERY, '0.01', LONG_SECONDS).then((run) => {
+        const peak = Math.max(run.tree_peak_mb, run.largest_process_peak_mb);
+        return {
+          name: `monitor -f ${EVERY} --sampling-period 0.01 -- sleep ${LONG_SECONDS}`,
+          samples: Math.round(LONG_SECONDS / 0.01),
+          peak_mb: peak,
+          above_floor_mb: round(peak - bare.rss_mb),
+          target_met: peak <= TARGET_MB,
+          run,
+        };
+      })
+    : { skipped: true };
 console.log(
   JSON.stringify(
     {
@@ -131,6 +151,7 @@ console.log(
       target_mb: TARGET_MB,
       formats: results,
       every_format_target_met: results.every((r) => r.target_met),
+      long_run_every_format: long,
       load_average_1m: loadavg()[0],
     },
     null,

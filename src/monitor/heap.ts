@@ -7,7 +7,7 @@ const GROWTH_BYTES = 1024 * 1024;
 let collect: (() => void) | undefined;
 
 /** V8's full collection, which Node exposes only with --expose-gc: the flag is set for it here. */
-function fullCollection(): () => void {
+export function fullCollection(): () => void {
   if (!collect) {
     setFlagsFromString('--expose-gc');
     collect = runInNewContext('gc') as () => void;

@@ -32,15 +32,43 @@ export function createUnique(dir: string, stem: string, ext: string): { fd: numb
 }
 
 /** Writes text to a new unique file and returns its path. */
-export function writeUnique(dir: string, stem: string, ext: string, content: string | Uint8Array): string {
+export function writeUnique(
+  dir: string,
+  stem: string,
+  ext: string,
+  content: string | Uint8Array | Iterable<string>,
+): string {
   const { fd, path } = createUnique(dir, stem, ext);
   try {
-    if (typeof content === 'string') writeSync(fd, content);
-    else writeSync(fd, content);
+    if (typeof content === 'string' || content instanceof Uint8Array) writeAll(fd, content);
+    else for (const chunk of content) writeAll(fd, chunk);
   } finally {
     closeSync(fd);
   }
   return path;
+}
+
+/** UTF-16 units of a string encoded at a time, into one scratch buffer reused for every write. */
+const SLICE = 1 << 18;
+/** Room for SLICE units in UTF-8: at most 3 bytes per unit (a surrogate pair is 4 bytes for 2). */
+let scratch: Buffer | undefined;
+
+/** writeSync may write less than it is given (a full disk, a signal): the rest follows. */
+function writeAll(fd: number, content: string | Uint8Array): void {
+  if (typeof content !== 'string') {
+    for (let done = 0; done < content.length; ) done += writeSync(fd, content, done, content.length - done);
+    return;
+  }
+  scratch ??= Buffer.allocUnsafe(3 * SLICE);
+  for (let start = 0; start < content.length; ) {
+    let end = Math.min(start + SLICE, content.length);
+    // Never split a surrogate pair: half of one would be written as U+FFFD.
+    const last = content.charCodeAt(end - 1);
+    if (end < content.length && last >= 0xd800 && last <= 0xdbff) end--;
+    const bytes = scratch.write(content.slice(start, end));
+    writeAll(fd, scratch.subarray(0, bytes));
+    start = end;
+  }
 }
 
 /**
