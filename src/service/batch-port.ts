@@ -46,5 +46,9 @@ export interface BatchServerHandle {
 
 export interface BatchLauncher {
   readonly limits: BatchServerLimits;
-  start(req: BatchStartRequest): Promise<BatchServerHandle>;
+  /**
+   * Starts a server for `req`. Work for later requests (loading the next spare server) waits
+   * for `answered`, so that it does not compete with this request's reply (default: none).
+   */
+  start(req: BatchStartRequest, answered?: Promise<void>): Promise<BatchServerHandle>;
 }

@@ -81,17 +81,16 @@ export class BatchServers {
   async launch(
     slot: BatchSlot,
     request: Pick<BatchStartRequest, 'runDir' | 'signals' | 'controls'>,
+    answered?: Promise<void>,
   ): Promise<BatchServerHandle> {
     const { rec } = slot;
     const clientPid = rec.client_pid;
     let handle: BatchServerHandle;
     try {
-      handle = await this.launcher!.start({
-        ...request,
-        clientPid,
-        clientUid: rec.client_uid,
-        clientGid: rec.client_gid,
-      });
+      handle = await this.launcher!.start(
+        { ...request, clientPid, clientUid: rec.client_uid, clientGid: rec.client_gid },
+        answered,
+      );
     } catch (err) {
       await this.lock.run(async () => this.release(slot));
       throw err;
@@ -105,9 +104,19 @@ export class BatchServers {
       rec.batch_server = handle.serverPid;
       this.sessions.put(rec);
       void handle.exited.then(() => this.lock.run(async () => this.forget(slot)));
-      handle.admit();
       return true;
     });
+    // The client may connect once the record naming the server is on disk: a daemon restarted
+    // after a crash ends the servers its records name, and a server never admitted ends with
+    // the daemon that started it (its stdin closes before the admit line). So no server runs
+    // on unwatched, and the reply need not wait for the write: the client's connect does, for
+    // the ms it takes, while the reply travels.
+    if (recorded)
+      void this.sessions.settled(clientPid).then(() =>
+        this.lock.run(async () => {
+          if (slot.handle === handle && this.slots.get(clientPid) === slot) handle.admit();
+        }),
+      );
     if (!recorded) {
       await handle.stop();
       throw new NoSessionError(`The session of PID ${clientPid} ended while its batch server was starting`);

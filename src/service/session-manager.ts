@@ -187,13 +187,21 @@ export class SessionManager {
     });
     // The process starts outside the lock: other clients' calls go on meanwhile.
     return reserved.then(async (slot) => {
-      const handle = await this.servers.launch(slot, { runDir: this.options.runDir, signals, controls });
-      this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
-      // The reply waits for the record that names the server: a daemon restarted after a crash
-      // ends the servers its records name, so none can run on unwatched. Other replies do not
-      // wait for their records (a record lost in a crash only loses or keeps a reference).
-      await this.sessions.settled(caller.pid);
-      return handle;
+      let replied = () => {};
+      const answered = new Promise<void>((resolve) => {
+        replied = resolve;
+      });
+      try {
+        const request = { runDir: this.options.runDir, signals, controls };
+        // The reply does not wait for the session record that names the server; the server's
+        // client does (BatchServers.launch admits it once the record is written).
+        const handle = await this.servers.launch(slot, request, answered);
+        this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
+        return handle;
+      } finally {
+        // The dispatcher writes the reply in the microtasks that follow; this runs after them.
+        setImmediate(replied);
+      }
     });
   }
 

@@ -133,7 +133,11 @@ test('a started server is recorded in the session and forgotten once it is gone'
   try {
     const started = await startBatch(client);
     assert.equal(started.ok, true, started.message);
-    assert.equal(sessionOf(reaping, client.pid).batch_server, started.serverPid);
+    // Written while the reply travels (the server admits its client only after the write).
+    assert.ok(
+      await waitFor(() => sessionOf(reaping, client.pid).batch_server === started.serverPid, 5000),
+      'the session record names the server',
+    );
     // Reaped after 1 s: the record no longer names it.
     assert.ok(await waitFor(() => sessionOf(reaping, client.pid).batch_server === undefined, 5000));
   } finally {

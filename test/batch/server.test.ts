@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { bufferPath, fifoPath } from '../../src/ipc/batch/protocol.js';
 import { DomainType } from '../../src/platform/domains.js';
+import { processExists } from '../../src/platform/process.js';
 import { BatchServerLauncher } from '../../src/service/batch-launcher.js';
 import {
   FILE_CONTROLS_PLUGIN,
@@ -13,6 +15,7 @@ import {
 } from '../helpers/file-controls.js';
 import { FIXTURES, tempDir } from '../helpers/tmp.js';
 import { ensureUser, type TestUser } from '../helpers/users.js';
+import { waitFor } from '../service/harness.js';
 import { ClientDriver } from './driver.js';
 
 // The server processes inherit this environment: a fixture machine with two packages and the
@@ -257,6 +260,30 @@ describe('batch server with a client of another uid', () => {
     await assert.rejects(start(dir, client, alice), { message: /batch server could not start: .*EEXIST/ });
     assert.deepEqual(readdirSync(dir), [`batch-status-${client.pid}-out`]);
     assert.equal(readFileSync(planted, 'utf8'), 'planted');
+  });
+
+  test('a server never admitted ends with the daemon that started it; no file is left', async () => {
+    // The daemon admits a server once the session record naming it is written; a daemon that
+    // dies before that must not leave the server running unwatched. Here a launcher in a
+    // process of its own starts a server and is killed without admitting it.
+    const dir = runDir();
+    const client = await ClientDriver.start(alice);
+    const launcherUrl = new URL('../../dist/service/batch-launcher.js', import.meta.url).href;
+    const script = `
+      const { BatchServerLauncher } = await import(${JSON.stringify(launcherUrl)});
+      const server = await new BatchServerLauncher({ log: () => {} }).start({
+        runDir: ${JSON.stringify(dir)}, clientPid: ${client.pid}, clientUid: ${alice.uid},
+        clientGid: ${alice.gid}, signals: [{ name: 'TIME', domain: 0, idx: 0 }], controls: [],
+      });
+      process.stdout.write(server.serverPid + '\\n', () => process.kill(process.pid, 'SIGKILL'));`;
+    const daemon = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(daemon.signal, 'SIGKILL', daemon.stderr);
+    const serverPid = Number(daemon.stdout.trim());
+    assert.ok(serverPid > 0, daemon.stdout);
+    assert.ok(await waitFor(() => !processExists(serverPid)), `server ${serverPid} still runs`);
+    assert.deepEqual(readdirSync(dir), []);
+    const answer = await client.send(`connect ${dir} ${client.pid} 1 0`);
+    assert.equal(answer.code, 'ENOENT');
   });
 
   test('an empty request is refused', async () => {

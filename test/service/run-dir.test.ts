@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import { secureMakeDirs } from '../../src/service/secure-files.js';
 import { DAEMON } from '../helpers/cli.js';
 import { ensureGroup, ensureUser } from '../helpers/users.js';
-import { ServiceHarness } from './harness.js';
+import { ServiceHarness, waitFor } from './harness.js';
 
 // The daemon's claim on its run directory (one daemon per run dir, taken before anything there
 // is touched), crash debris removed at start, and list directories that are never renamed.
@@ -103,6 +103,8 @@ test('a second daemon on the same run dir exits with one line and touches nothin
     assert.equal(held.results[1]!.ok, true, held.results[1]!.message);
     const serverPid = (held.results[1]!.value as { serverPid: number }).serverPid;
     const sessionPath = join(h.runDir, `session-${held.process.pid}.json`);
+    // The record naming the server is written as the reply travels: the snapshot is taken after.
+    assert.ok(await waitFor(() => readFileSync(sessionPath, 'utf8').includes(`"batch_server":${serverPid}`)));
     const before = { text: readFileSync(sessionPath, 'utf8'), mtime: statSync(sessionPath).mtimeMs };
     const entries = readdirSync(h.runDir).sort();
 

@@ -242,6 +242,10 @@ test('a batch server orphaned by a daemon crash is ended at restart', async () =
   );
   assert.equal(held.results[1]!.ok, true, held.results[1]!.message);
   const serverPid = (held.results[1]!.value as { serverPid: number }).serverPid;
+  // The crash comes once the record names the server (written as the reply travels; a crash
+  // before that: test/batch/server.test.ts, "a server never admitted ends with the daemon").
+  const record = join(h.runDir, `session-${held.process.pid}.json`);
+  assert.ok(await waitFor(() => readFileSync(record, 'utf8').includes(`"batch_server":${serverPid}`)));
   await h.stopDaemon('SIGKILL');
   await h.startDaemon();
   // Either the server noticed its daemon died and quit, or the new daemon killed it.
