@@ -37,7 +37,7 @@ import { DomainType } from '../src/platform/domains.js';
 import { errorMessage } from '../src/platform/errors.js';
 import { generateTree } from '../test/fixtures/generate.js';
 import { measureMemory, measureStartBatch, measureStorm } from './batch-daemon.js';
-import { firstLine, importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
+import { argValue, firstLine, importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
 
 requireBuiltDist('batch');
 const { BatchServerLauncher } =
@@ -48,11 +48,6 @@ const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.
 interface Latency {
   p50_us: number;
   p99_us: number;
-}
-
-function argValue(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
 const ITERATIONS = argValue('--iterations', 20000);

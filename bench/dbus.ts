@@ -19,16 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
 import { bareNodeMemory, memoryOf } from './memory.js';
-import { importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
+import { argValue, importDist, percentiles, requireBuiltDist, startDaemon } from './shipped.js';
 
 requireBuiltDist('dbus');
 const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
 const { LIMITS } = await importDist<typeof import('../src/service/limits.js')>('service/limits.js');
-
-function argValue(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 const CALLS = argValue('--calls', 2000);
 const CLIENTS = argValue('--clients', 50);

@@ -8,8 +8,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { busConfig } from '../test/helpers/bus-config.js';
 
 const REPO = new URL('..', import.meta.url).pathname;
+
+/** The number after `name` on the command line (`--calls 2000`), or `fallback`. */
+export function argValue(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
 
 /** Absolute path of a built file, e.g. `distPath('app/joulegated.js')`. */
 export function distPath(relative: string): string {
@@ -93,44 +100,14 @@ export interface RunningDaemon {
 }
 
 /**
- * A system-like bus: any user may connect and call (a bench runs some clients as an unprivileged
- * user), only root may own names (packaging/io.github.geopm.conf, in short).
- */
-function busConfig(socket: string): string {
-  return `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=${socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <allow send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus"/>
-  </policy>
-  <policy user="root">
-    <allow own="*"/>
-  </policy>
-</busconfig>
-`;
-}
-
-/**
  * A bus of its own (busConfig; its socket in `work`, which other users must be able to enter
  * for them to connect) and dist/app/joulegated.js on it, with run and config directories under `work` and no
  * plugins. `env` adds to the environment (e.g. JOULEGATE_SYSROOT).
  */
 export async function startDaemon(work: string, env: Record<string, string> = {}): Promise<RunningDaemon> {
   const config = join(work, 'bus.conf');
-  writeFileSync(config, busConfig(join(work, 'bus')));
+  // Any user may connect and call (a bench runs some clients unprivileged); only root owns names.
+  writeFileSync(config, busConfig(`unix:path=${join(work, 'bus')}`));
   const bus = spawn(
     'dbus-daemon',
     ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'],

@@ -8,14 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTree } from '../test/fixtures/generate.js';
 import { measureStorm } from './batch-daemon.js';
-import { requireBuiltDist } from './shipped.js';
+import { argValue, requireBuiltDist } from './shipped.js';
 
 requireBuiltDist('storm');
-
-function argValue(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 const CLIENTS = argValue('--clients', 100);
 const RUNS = argValue('--runs', 3);

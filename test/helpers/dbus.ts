@@ -2,7 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import { busConfig, TEST_BUS_POLICY } from './bus-config.js';
 import { tempDir } from './tmp.js';
+
+export { TEST_BUS_POLICY };
 
 /**
  * A private system-like bus started by the test with its own config — never the machine's
@@ -14,24 +17,6 @@ export interface PrivateBus {
   process: ChildProcess;
   stop(): void;
 }
-
-/** The default policy: like a system bus with packaging/'s rules for our name. */
-export const TEST_BUS_POLICY = `  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <allow send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus"/>
-  </policy>
-  <policy user="root">
-    <allow own="*"/>
-  </policy>`;
 
 export interface BusOptions {
   /** The one authentication mechanism the bus accepts (default EXTERNAL). */
@@ -49,18 +34,7 @@ export async function startPrivateBus(
   chmodSync(dir, 0o755); // other test users must reach the socket
   const socket = join(dir, 'system_bus_socket');
   const config = join(dir, 'bus.conf');
-  writeFileSync(
-    config,
-    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>${listen ?? `unix:path=${socket}`}</listen>
-  <auth>${auth}</auth>
-${policy}
-</busconfig>
-`,
-  );
+  writeFileSync(config, busConfig(listen ?? `unix:path=${socket}`, policy, auth));
   const proc = spawn(
     'dbus-daemon',
     ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'],
