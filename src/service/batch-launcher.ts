@@ -248,8 +248,8 @@ export class BatchServerLauncher implements BatchLauncher {
     } finally {
       // The next spare is spawned once this start is answered: spawn() holds the event loop
       // for a few ms (a fork of the daemon) and the new process's start-up takes CPU, which
-      // the reply (and the session record it waits for) need not share: with the spawn right
-      // after the hand-out, PlatformStartBatch took 15-19 ms instead of ~9 (bench/batch.ts).
+      // the reply and the session record written meanwhile need not share: with the spawn
+      // right after the hand-out, PlatformStartBatch took 15-19 ms instead of ~9 (bench/batch.ts).
       void answered.then(() => setImmediate(() => this.refill()));
     }
     return this.handle(server, req, key);

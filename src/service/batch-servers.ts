@@ -111,16 +111,15 @@ export class BatchServers {
     // the daemon that started it (its stdin closes before the admit line). So no server runs
     // on unwatched, and the reply need not wait for the write: the client's connect does, for
     // the ms it takes, while the reply travels.
-    if (recorded)
-      void this.sessions.settled(clientPid).then(() =>
-        this.lock.run(async () => {
-          if (slot.handle === handle && this.slots.get(clientPid) === slot) handle.admit();
-        }),
-      );
     if (!recorded) {
       await handle.stop();
       throw new NoSessionError(`The session of PID ${clientPid} ended while its batch server was starting`);
     }
+    void this.sessions.settled(clientPid).then(() =>
+      this.lock.run(async () => {
+        if (slot.handle === handle && this.slots.get(clientPid) === slot) handle.admit();
+      }),
+    );
     return handle;
   }
 
