@@ -74,17 +74,20 @@ async function handOff(as: TestUser | undefined, firstCall: boolean): Promise<Ha
 }
 
 /**
- * Starts a root process (with CAP_SYS_ADMIN) whose pid is `pid`: a shell loop sets the kernel's
- * last-pid counter and forks at once, until its child gets that pid (other processes on the
- * machine may take it first), then leaves that child (a sleep) running.
+ * Tries to start a root process (with CAP_SYS_ADMIN) whose pid is `pid`: a shell loop sets the
+ * kernel's last-pid counter and forks at once, until its child gets that pid, then leaves that
+ * child (a sleep) running. Another process on the machine (a concurrent test's fork or thread)
+ * can win the race for the pid between the two steps and keep it; then this gives up at once and
+ * returns false.
  */
-async function rootProcessAt(pid: number): Promise<number> {
+async function rootProcessAt(pid: number): Promise<boolean> {
   const script = `
     for i in $(seq 3000); do
       echo ${pid - 1} > /proc/sys/kernel/ns_last_pid
       sleep 600 </dev/null >/dev/null 2>&1 &
       if [ $! = ${pid} ]; then echo found; exit 0; fi
       kill $!
+      if [ -e /proc/${pid} ]; then echo taken; exit 0; fi
     done
     echo missed`;
   const steer = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -93,10 +96,25 @@ async function rootProcessAt(pid: number): Promise<number> {
     out += d;
   });
   await new Promise((resolve) => steer.on('close', resolve));
-  if (!out.includes('found'))
-    throw new Error(`no process could be started at pid ${pid} (others took it first)`);
-  strayPids.push(pid);
-  return pid;
+  if (out.includes('found')) {
+    strayPids.push(pid);
+    return true;
+  }
+  if (out.includes('taken')) return false;
+  throw new Error(`no process could be started at pid ${pid}: ${out.trim()}`);
+}
+
+/**
+ * A connection handed off by a creator (run as `as`) that has exited, with a root process now
+ * at the creator's pid. A fresh creator is tried when another process took the pid first.
+ */
+async function handOffToRootAtCreatorPid(as: TestUser | undefined, firstCall: boolean): Promise<HandedOff> {
+  for (let attempt = 1; ; attempt++) {
+    const conn = await handOff(as, firstCall);
+    if (await rootProcessAt(conn.creatorPid)) return conn;
+    conn.close();
+    if (attempt === 5) throw new Error(`other processes took the creator's pid ${attempt} times in a row`);
+  }
 }
 
 const allLists = ['', ['FILECTL::COUNTER', 'FILECTL::LIMIT'], ['FILECTL::LIMIT']];
@@ -105,9 +123,8 @@ const defaultSignals = join(h.configDir, '0.DEFAULT_ACCESS', 'allowed_signals');
 for (const firstCall of [true, false]) {
   const when = firstCall ? 'looked up while its creator lived' : 'first used after the pid was reused';
   test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, async () => {
-    const conn = await handOff(user, firstCall);
+    const conn = await handOffToRootAtCreatorPid(user, firstCall);
     try {
-      await rootProcessAt(conn.creatorPid);
       for (const call of [
         { member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists },
         { member: 'PlatformLockControl' },
@@ -131,9 +148,8 @@ for (const firstCall of [true, false]) {
 }
 
 test('a root connection handed off keeps no admin rights once its creator exited', async () => {
-  const conn = await handOff(undefined, true);
+  const conn = await handOffToRootAtCreatorPid(undefined, true);
   try {
-    await rootProcessAt(conn.creatorPid);
     const r = await conn.send({ member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists });
     assert.equal(r.name, ERROR_NAMES.PermissionDenied, JSON.stringify(r));
     assert.equal(existsSync(defaultSignals), false);
