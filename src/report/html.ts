@@ -4,6 +4,7 @@ import { type Block, figure } from './svg/figure.js';
 import { escapeXml, fixed, significant } from './svg/format.js';
 import { type Layout, layout } from './svg/layout.js';
 import { legend } from './svg/legend.js';
+import type { Samples } from './svg/line.js';
 import { timeline } from './svg/timeline.js';
 import { renderText } from './text.js';
 
@@ -21,34 +22,33 @@ const WIDTH = 860;
 /** The widest left margin (px) that all plots of a round share: region names up to ~36 characters. */
 const MAX_SHARED_LEFT = 240;
 
-export interface Point {
-  t: number;
-  /** NaN: a failed read, drawn as a gap. */
-  value: number;
-  series: string;
-  /** Length of the interval a counter-derived power covers (s); undefined for readings. */
-  dt?: number;
+/** A power series: for counter-derived powers, the length (s) of the interval each covers. */
+export interface PowerSamples extends Samples {
+  dt?: ArrayLike<number>;
 }
 
 const seriesLabel = (id: string, source?: SourceInfo) =>
   `${id}${source?.method === 'estimated' ? ' (estimated)' : ''}`;
 
+/** Columns that samples are appended to. */
+const columns = () => ({ t: [] as number[], value: [] as number[] });
+
 /**
- * Power and cumulative energy over one round of one group's sources: counters as ΔE/Δt at
- * interval midpoints (and ΣΔE), power readings as they are (and trapezoids), estimates as
- * utilisation × watts per unit. A failed read is a NaN point: a gap in the line.
+ * Power and cumulative energy of each series of one group's sources over one round: counters as
+ * ΔE/Δt at interval midpoints (and ΣΔE), power readings as they are (and trapezoids), estimates
+ * as utilisation × watts per unit. A failed read is a NaN sample: a gap in the line.
  */
 function powerAndEnergy(report: Report, round: RoundReport, source: SourceInfo) {
-  const power: Point[] = [];
-  const energy: Point[] = [];
   const scale = source.wattsPerUnit ?? 1;
   const t = round.times;
-  for (const id of source.series) {
+  return source.series.map((id) => {
     const v = round.values[report.series.findIndex((s) => s.id === id)] ?? [];
-    const series = seriesLabel(id, source);
-    const gap = (at: number, until: number, dt?: number) => {
-      power.push({ t: at, value: Number.NaN, series, dt });
-      energy.push({ t: until, value: Number.NaN, series });
+    const power = columns();
+    const energy = columns();
+    const intervals: number[] = [];
+    const add = (to: { t: number[]; value: number[] }, at: number, value: number) => {
+      to.t.push(at);
+      to.value.push(value);
     };
     let total = 0;
     for (let k = 0; k < t.length; k++) {
@@ -57,43 +57,48 @@ function powerAndEnergy(report: Report, round: RoundReport, source: SourceInfo) 
         const dt = t[k]! - t[k - 1]!;
         const de = v[k]! - v[k - 1]!;
         if (!(dt > 0)) continue;
-        const mid = (t[k]! + t[k - 1]!) / 2;
+        add(power, (t[k]! + t[k - 1]!) / 2, Number.isFinite(de) ? de / dt : Number.NaN);
+        intervals.push(dt);
         if (!Number.isFinite(de)) {
-          gap(mid, t[k]!, dt);
+          add(energy, t[k]!, Number.NaN);
           continue;
         }
-        power.push({ t: mid, value: de / dt, series, dt });
         total += de;
       } else {
         const w = v[k]! * scale;
+        add(power, t[k]!, Number.isFinite(w) ? w : Number.NaN);
         if (!Number.isFinite(w)) {
-          gap(t[k]!, t[k]!);
+          add(energy, t[k]!, Number.NaN);
           continue;
         }
-        power.push({ t: t[k]!, value: w, series });
         const before = k > 0 ? v[k - 1]! * scale : Number.NaN;
         if (Number.isFinite(before)) total += ((w + before) / 2) * (t[k]! - t[k - 1]!);
       }
-      energy.push({ t: t[k]!, value: total, series });
+      add(energy, t[k]!, total);
     }
-  }
-  return { power, energy };
+    const powerSamples: PowerSamples = source.method === 'counter' ? { ...power, dt: intervals } : power;
+    return { name: seriesLabel(id, source), power: powerSamples, energy };
+  });
 }
 
 /**
  * The y-axis top of a power plot: the largest power over intervals at least half the median
  * interval long. The last interval of a round (ended by the app's exit) can be a few ms, and a
  * counter's ΔE/Δt over it is mostly quantisation; it is drawn, but clipped, not the scale.
+ * Undefined for power readings (no intervals): their largest value is the top.
  */
-export function robustMax(points: readonly Point[]): number | undefined {
-  const intervals = points.map((p) => p.dt).filter((d): d is number => d !== undefined);
+export function robustMax(series: readonly PowerSamples[]): number | undefined {
+  const intervals = new Float64Array(series.reduce((n, s) => n + (s.dt?.length ?? 0), 0));
   if (intervals.length === 0) return undefined;
-  const median = [...intervals].sort((a, b) => a - b)[Math.floor(intervals.length / 2)]!;
-  // A loop, not Math.max(...values): a long run has more points than the stack has room for arguments.
+  let filled = 0;
+  for (const s of series) for (let k = 0; k < (s.dt?.length ?? 0); k++) intervals[filled++] = s.dt![k]!;
+  const median = intervals.sort()[Math.floor(intervals.length / 2)]!;
   let top: number | undefined;
-  for (const p of points)
-    if ((p.dt === undefined || p.dt >= median / 2) && Number.isFinite(p.value))
-      top = Math.max(top ?? p.value, p.value);
+  for (const s of series)
+    for (let k = 0; k < s.value.length; k++) {
+      const v = s.value[k]!;
+      if ((s.dt === undefined || s.dt[k]! >= median / 2) && Number.isFinite(v)) top = Math.max(top ?? v, v);
+    }
   return top;
 }
 
@@ -102,14 +107,14 @@ function colourScale(names: readonly string[]): Map<string, string> {
   return new Map(names.map((n, i) => [n, PALETTE[i % PALETTE.length]!]));
 }
 
-/** Points split into their series, in order of first appearance, each in its report colour. */
-function seriesOf(points: readonly Point[], colours: Map<string, string>): LineSeries[] {
-  const samples = new Map<string, Point[]>();
-  for (const p of points) {
-    if (!samples.has(p.series)) samples.set(p.series, []);
-    samples.get(p.series)!.push(p);
-  }
-  return [...samples].map(([name, s]) => ({ name, colour: colours.get(name) ?? PALETTE[0]!, samples: s }));
+/** Series with samples, each in its report colour. */
+function coloured(
+  series: readonly { name: string; samples: Samples }[],
+  colours: Map<string, string>,
+): LineSeries[] {
+  return series
+    .filter((s) => s.samples.value.length > 0)
+    .map((s) => ({ ...s, colour: colours.get(s.name) ?? PALETTE[0]! }));
 }
 
 /** Line charts stacked over one legend of their series (a figure with no values is left out). */
@@ -155,7 +160,7 @@ function roundPlots(report: Report, round: RoundReport, colours: Map<string, str
   const l = regionsLayout.left <= MAX_SHARED_LEFT ? regionsLayout : layout(...span, WIDTH);
   const plots: (string | undefined)[] = [];
   for (const source of report.sources) {
-    const { power, energy } = powerAndEnergy(report, round, source);
+    const series = powerAndEnergy(report, round, source);
     const tag = source.method === 'estimated' ? 'ESTIMATED' : source.method;
     const title = `${source.group} power (${tag})`;
     plots.push(
@@ -165,14 +170,20 @@ function roundPlots(report: Report, round: RoundReport, colours: Map<string, str
             title,
             valueTitle: 'power (W)',
             height: 220,
-            series: seriesOf(power, colours),
-            top: robustMax(power),
+            series: coloured(
+              series.map((s) => ({ name: s.name, samples: s.power })),
+              colours,
+            ),
+            top: robustMax(series.map((s) => s.power)),
           },
           {
             title: `${source.group} cumulative energy (${tag})`,
             valueTitle: 'energy (J)',
             height: 160,
-            series: seriesOf(energy, colours),
+            series: coloured(
+              series.map((s) => ({ name: s.name, samples: s.energy })),
+              colours,
+            ),
           },
         ],
         l,
@@ -180,16 +191,12 @@ function roundPlots(report: Report, round: RoundReport, colours: Map<string, str
       ),
     );
   }
-  const util: Point[] = [];
-  report.series.forEach((s, i) => {
-    if (s.kind !== 'util') return;
-    round.times.forEach((t, k) => {
-      util.push({ t, value: round.values[i]![k]!, series: s.id });
-    });
-  });
+  const util = report.series.flatMap((s, i) =>
+    s.kind === 'util' ? [{ name: s.id, samples: { t: round.times, value: round.values[i]! } }] : [],
+  );
   const title = 'utilisation (%)';
   plots.push(
-    lineFigure([{ title, valueTitle: title, height: 160, series: seriesOf(util, colours) }], l, title),
+    lineFigure([{ title, valueTitle: title, height: 160, series: coloured(util, colours) }], l, title),
   );
   if (rows.length > 0) plots.push(regionsFigure(round, regionsLayout, rows));
   return plots.filter((p) => p !== undefined);

@@ -1,12 +1,63 @@
 import type { Report } from '../monitor/report-model.js';
 import { ParseError } from '../platform/errors.js';
 
+/** Elements of an array of plain values serialised at a time. */
+const SLICE = 256;
+
 /**
- * JSON form of a report. JSON has no NaN: gaps are written as null, and on import every null
- * becomes NaN again (reports hold no other nulls), so export → import → export is identical.
+ * JSON form of a report, in chunks: the same text as `JSON.stringify(report)` and a newline,
+ * but a long run's sample arrays are written a slice at a time, never as one string of several
+ * MB. JSON has no NaN: gaps are written as null, and on import every null becomes NaN again
+ * (reports hold no other nulls), so export → import → export is identical.
  */
-export function reportToJson(report: Report): string {
-  return `${JSON.stringify(report)}\n`;
+export function* jsonChunks(report: Report): Generator<string> {
+  yield* isWalked(report) ? chunksOf(report) : [JSON.stringify(report)];
+  yield '\n';
+}
+
+const isPlainObject = (v: object) => {
+  const proto = Object.getPrototypeOf(v);
+  return (
+    (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function'
+  );
+};
+const isLeaf = (v: unknown) => v === null || typeof v !== 'object';
+
+const isWalked = (v: unknown): v is object =>
+  v !== null && typeof v === 'object' && (Array.isArray(v) || isPlainObject(v));
+
+/** Arrays and plain objects are walked; anything else is one JSON.stringify, as it would be whole. */
+function* chunksOf(value: object): Generator<string> {
+  if (Array.isArray(value)) {
+    yield '[';
+    if (value.every(isLeaf)) {
+      for (let i = 0; i < value.length; i += SLICE) {
+        const slice = JSON.stringify(value.slice(i, i + SLICE));
+        yield i === 0 ? slice.slice(1, -1) : `,${slice.slice(1, -1)}`;
+      }
+    } else {
+      for (const [i, v] of value.entries()) {
+        if (i > 0) yield ',';
+        if (isWalked(v)) yield* chunksOf(v);
+        else yield JSON.stringify(v) ?? 'null';
+      }
+    }
+    yield ']';
+    return;
+  }
+  yield '{';
+  let first = true;
+  for (const [k, v] of Object.entries(value)) {
+    const walked = isWalked(v);
+    // Left out as JSON.stringify leaves them out: undefined, functions, symbols, a toJSON giving undefined.
+    const text = walked ? '' : JSON.stringify(v);
+    if (text === undefined) continue;
+    yield `${first ? '' : ','}${JSON.stringify(k)}:`;
+    first = false;
+    if (walked) yield* chunksOf(v);
+    else yield text;
+  }
+  yield '}';
 }
 
 export function reportFromJson(text: string, origin: string): Report {

@@ -5,12 +5,12 @@ import { fullCollection } from '../monitor/heap.js';
 import { type Report, reportStem } from '../monitor/report-model.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { checkOutputDir, createUnique, writeUnique } from './files.js';
-import { reportFromJson, reportToJson } from './json.js';
+import { jsonChunks, reportFromJson } from './json.js';
 
 /** Output formats: file extension and renderer; heavy renderers are imported on first use. */
 const WRITERS: Record<string, { ext: string; render: (r: Report) => Promise<string | Iterable<string>> }> = {
   text: { ext: 'txt', render: async (r) => (await import('./text.js')).renderText(r) },
-  json: { ext: 'json', render: async (r) => reportToJson(r) },
+  json: { ext: 'json', render: async (r) => jsonChunks(r) },
   csv: { ext: 'csv', render: async (r) => (await import('./csv.js')).csvChunks(r) },
   bench: { ext: 'bench.json', render: async (r) => (await import('./bench.js')).renderBench(r) },
   html: { ext: 'html', render: async (r) => (await import('./html.js')).renderHtml(r) },

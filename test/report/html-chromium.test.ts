@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type Point, robustMax } from '../../src/report/html.js';
+import { robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
@@ -166,15 +166,12 @@ describe('failed reads in the HTML report', () => {
 
 describe('power plot y-scale', () => {
   it('ignores a final interval under half the median when it sets the top, not when it draws', () => {
-    const points: Point[] = [
-      ...[0.01, 0.03, 0.05, 0.07].map((t, i) => ({ t, value: 10 + i, series: 's', dt: 0.02 })),
-      { t: 0.0805, value: 400, series: 's', dt: 0.001 },
-    ];
-    assert.equal(robustMax(points), 13);
-    assert.equal(
-      robustMax(points.map(({ dt: _, ...p }) => p)),
-      undefined,
-      'power readings: the largest value scales',
-    );
+    const counter = { t: [0.01, 0.03, 0.05, 0.07, 0.0805], value: [10, 11, 12, 13, 400] };
+    const intervals = [0.02, 0.02, 0.02, 0.02, 0.001];
+    assert.equal(robustMax([{ ...counter, dt: intervals }]), 13);
+    // A second series: the median interval is over both, and its largest value counts too.
+    const other = { t: [0.02, 0.04], value: [15, Number.NaN], dt: [0.02, 0.02] };
+    assert.equal(robustMax([{ ...counter, dt: intervals }, other]), 15);
+    assert.equal(robustMax([counter]), undefined, 'power readings: the largest value scales');
   });
 });

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/report-model.js';
-import { csvChunks, renderCsv } from '../../src/report/csv.js';
+import { CSV_ROWS_PER_CHUNK, csvChunks, renderCsv } from '../../src/report/csv.js';
 import { writeUnique } from '../../src/report/files.js';
+import { jsonChunks } from '../../src/report/json.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('report files are written whole, in pieces', () => {
@@ -46,13 +47,53 @@ describe('CSV in chunks', () => {
       ],
     } as unknown as Report;
     const chunks = [...csvChunks(report)];
-    assert.ok(chunks.length >= 4, `${chunks.length} chunks for ${2 * samples} rows`);
-    for (const c of chunks) assert.ok(c.endsWith('\n') && c.split('\n').length - 1 <= 2048);
+    assert.ok(
+      chunks.length >= (2 * samples) / CSV_ROWS_PER_CHUNK,
+      `${chunks.length} chunks for ${2 * samples} rows`,
+    );
+    for (const c of chunks) assert.ok(c.endsWith('\n') && c.split('\n').length - 1 <= CSV_ROWS_PER_CHUNK);
     const lines = renderCsv(report).trimEnd().split('\n');
     assert.equal(lines.length, 1 + 2 * samples);
     assert.equal(lines[0], 'run_id,round,hostname,device_group,sensor,kind,unit,timestep,value');
     assert.equal(lines[1], 'r1,0,h,cpu,CPU_ENERGY-package-0,energy,J,0,0');
     assert.equal(lines[8], 'r1,0,h,cpu,CPU_ENERGY-package-0,energy,J,0.07,', 'a gap is an empty value');
     assert.equal(lines.at(-1), 'r1,0,h,cpu,CPU_UTILIZATION,util,%,49.99,50');
+  });
+});
+
+describe('JSON in chunks', () => {
+  it('is JSON.stringify(report) and a newline, with no chunk holding a long array whole', () => {
+    const samples = 20_000;
+    class Stamp {
+      toJSON() {
+        return 'stamp';
+      }
+    }
+    const report = {
+      kind: 'joulegate-report',
+      note: 'quotes " \\ and ünïcode 😀, a lone \ud800 surrogate',
+      left: undefined,
+      fn: () => 1,
+      gone: { toJSON: () => undefined },
+      stamp: new Stamp(),
+      map: new Map([[1, 2]]),
+      nested: { deeper: [{ a: 1, b: undefined }, null, undefined, [], {}, [1, [2, [3]]]] },
+      // biome-ignore lint/suspicious/noSparseArray: a hole is written as null, as JSON.stringify does
+      sparse: [1, , 3],
+      rounds: [
+        {
+          times: Array.from({ length: samples }, (_, k) => k / 100),
+          values: [Array.from({ length: samples }, (_, k) => (k % 9 === 0 ? Number.NaN : k * 1.5e-7))],
+        },
+      ],
+      [Symbol('hidden')]: 1,
+      7: 'an integer key, which comes first',
+    } as unknown as Report;
+    const chunks = [...jsonChunks(report)];
+    assert.equal(chunks.join(''), `${JSON.stringify(report)}\n`);
+    const longest = Math.max(...chunks.map((c) => c.length));
+    assert.ok(longest < 10_000, `the longest chunk has ${longest} characters`);
+    const written = readFileSync(writeUnique(tempDir(), 'r', 'json', jsonChunks(report)), 'utf8');
+    assert.equal(written, `${JSON.stringify(report)}\n`);
   });
 });

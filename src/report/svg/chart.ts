@@ -2,13 +2,13 @@ import { yAxis } from './axis.js';
 import type { Block } from './figure.js';
 import { escapeXml, fixed, px, significant } from './format.js';
 import { type Layout, panel, timeScale } from './layout.js';
-import { decimate, linePath, type Sample } from './line.js';
+import { decimate, linePath, type Samples } from './line.js';
 import { linear, valueAxis } from './scale.js';
 
 export interface LineSeries {
   name: string;
   colour: string;
-  samples: readonly Sample[];
+  samples: Samples;
 }
 
 export interface LineChart {
@@ -32,26 +32,32 @@ const unitOf = (title: string) => /\(([^)]*)\)$/.exec(title)?.[1] ?? title;
  * time and value as hover text. Undefined when no sample has a value: nothing to plot.
  */
 export function lineChart(chart: LineChart, l: Layout): Block | undefined {
-  const all = chart.series.flatMap((s) => s.samples.map((p) => p.value));
-  const axis = valueAxis(all, Math.max(2, Math.round(chart.height / 45)), chart.top);
+  const axis = valueAxis(valuesOf(chart.series), Math.max(2, Math.round(chart.height / 45)), chart.top);
   if (!axis) return undefined;
   const x = timeScale(l);
   const unit = escapeXml(unitOf(chart.valueTitle));
-  const withDots = chart.series.reduce((n, s) => n + s.samples.length, 0) <= MAX_POINT_MARKS;
+  const withDots = chart.series.reduce((n, s) => n + s.samples.value.length, 0) <= MAX_POINT_MARKS;
   return panel(l, chart.title, chart.height, (frame) => {
     const y = linear(axis.domain, [frame.top + frame.height, frame.top]);
     const marks = chart.series.map((s) => {
       const name = escapeXml(s.name);
       const line = `<path class="line" d="${linePath(decimate(s.samples, x), x, y)}" stroke="${s.colour}"><title>series: ${name}</title></path>`;
       if (!withDots) return line;
-      const dots = s.samples
-        .filter((p) => Number.isFinite(p.value))
-        .map(
-          (p) =>
-            `<circle cx="${px(x(p.t))}" cy="${px(y(p.value))}" r="2"><title>series: ${name}; time (s): ${fixed(p.t, 3)}; ${unit}: ${significant(p.value)}</title></circle>`,
-        );
+      const dots: string[] = [];
+      for (let k = 0; k < s.samples.value.length; k++) {
+        const [t, v] = [s.samples.t[k]!, s.samples.value[k]!];
+        if (Number.isFinite(v))
+          dots.push(
+            `<circle cx="${px(x(t))}" cy="${px(y(v))}" r="2"><title>series: ${name}; time (s): ${fixed(t, 3)}; ${unit}: ${significant(v)}</title></circle>`,
+          );
+      }
       return `${line}<g fill="${s.colour}">${dots.join('')}</g>`;
     });
     return { axis: yAxis(frame, axis, y, chart.valueTitle), marks: marks.join('') };
   });
+}
+
+/** Every value of every series, without copying them into one array. */
+function* valuesOf(series: readonly LineSeries[]): Generator<number> {
+  for (const s of series) for (let k = 0; k < s.samples.value.length; k++) yield s.samples.value[k]!;
 }

@@ -1,9 +1,13 @@
 import { px } from './format.js';
 
-/** One sample of a series; a NaN value is a gap (a failed read), never drawn as 0. */
-export interface Sample {
-  t: number;
-  value: number;
+/**
+ * Samples of one series as two columns, times (s) and values; a NaN value is a gap (a failed
+ * read), never drawn as 0. Columns, not an object per sample: a long run's plots hold 10^5–10^6
+ * samples, and an object per sample cost ~70 bytes where a column costs 8.
+ */
+export interface Samples {
+  t: ArrayLike<number>;
+  value: ArrayLike<number>;
 }
 
 /**
@@ -12,32 +16,35 @@ export interface Sample {
  * with every sample, at no more than two points per column (10^5 samples per series shrink to
  * ~1700). A gap (NaN) closes the column, so gaps stay where they are.
  */
-export function decimate(samples: readonly Sample[], column: (t: number) => number): Sample[] {
-  const out: Sample[] = [];
-  let current = Number.NaN;
-  let low: Sample | undefined;
-  let high: Sample | undefined;
-  let lowAt = 0;
-  let highAt = 0;
-  const flush = () => {
-    if (low && high) {
-      if (low === high) out.push(low);
-      else out.push(...(lowAt < highAt ? [low, high] : [high, low]));
-    }
-    low = high = undefined;
+export function decimate(samples: Samples, column: (t: number) => number): Samples {
+  const out = { t: [] as number[], value: [] as number[] };
+  const keep = (k: number) => {
+    out.t.push(samples.t[k]!);
+    out.value.push(samples.value[k]!);
   };
-  samples.forEach((s, i) => {
-    if (!Number.isFinite(s.value)) {
-      flush();
-      if (out.length > 0 && Number.isFinite(out.at(-1)!.value)) out.push(s);
-      return;
+  let current = Number.NaN;
+  let low = -1;
+  let high = -1;
+  const flush = () => {
+    if (low >= 0) {
+      keep(Math.min(low, high));
+      if (low !== high) keep(Math.max(low, high));
     }
-    const c = Math.floor(column(s.t));
+    low = high = -1;
+  };
+  for (let k = 0; k < samples.value.length; k++) {
+    const v = samples.value[k]!;
+    if (!Number.isFinite(v)) {
+      flush();
+      if (out.value.length > 0 && Number.isFinite(out.value.at(-1))) keep(k);
+      continue;
+    }
+    const c = Math.floor(column(samples.t[k]!));
     if (c !== current) flush();
     current = c;
-    if (!low || s.value < low.value) [low, lowAt] = [s, i];
-    if (!high || s.value > high.value) [high, highAt] = [s, i];
-  });
+    if (low < 0 || v < samples.value[low]!) low = k;
+    if (high < 0 || v > samples.value[high]!) high = k;
+  }
   flush();
   return out;
 }
@@ -47,22 +54,19 @@ export function decimate(samples: readonly Sample[], column: (t: number) => numb
  * repeated points left out. A lone sample between two gaps is a zero-length segment, which the
  * line's round caps draw as a dot.
  */
-export function linePath(
-  samples: readonly Sample[],
-  x: (t: number) => number,
-  y: (v: number) => number,
-): string {
+export function linePath(samples: Samples, x: (t: number) => number, y: (v: number) => number): string {
   const parts: string[] = [];
   let last = '';
   let open = false;
   let lone = false;
-  for (const s of samples) {
-    if (!Number.isFinite(s.value)) {
+  for (let k = 0; k < samples.value.length; k++) {
+    const v = samples.value[k]!;
+    if (!Number.isFinite(v)) {
       if (lone) parts.push('h0');
       open = lone = false;
       continue;
     }
-    const point = `${px(x(s.t))},${px(y(s.value))}`;
+    const point = `${px(x(samples.t[k]!))},${px(y(v))}`;
     if (!open) parts.push(`M${point}`);
     else if (point !== last) parts.push(`L${point}`);
     lone = !open || (lone && point === last);
