@@ -1,5 +1,5 @@
 import { WrappingCounter } from '../platform/energy-counter.js';
-import { type Segment, total, trapezoid } from '../platform/integration.js';
+import { type Segment, Segments, total, trapezoid } from '../platform/integration.js';
 
 /**
  * Cumulative counters (energy in joules, bytes) as segments: ΔE between good readings, wrap
@@ -8,7 +8,7 @@ import { type Segment, total, trapezoid } from '../platform/integration.js';
  * could not be read). Instantaneous and rate readings are integrated by platform/integration.ts.
  */
 export interface CounterResult {
-  segments: Segment[];
+  segments: Segments;
   /** Readings the counter refused (went backwards, out of range), with why. */
   anomalies: string[];
 }
@@ -66,11 +66,11 @@ export function counterSegments(
   quantum = ENERGY_QUANTUM,
 ): CounterResult {
   const steps = new CounterSteps(wrapRange, quantum);
-  const segments: Segment[] = [];
+  const segments = new Segments();
   const anomalies: string[] = [];
   for (let i = 0; i < times.length; i++) {
     const r = steps.feed(times[i]!, values[i]!);
-    if (r.segment) segments.push(r.segment);
+    if (r.segment) segments.push(r.segment.t0, r.segment.t1, r.segment.amount);
     if (r.anomaly) anomalies.push(r.anomaly);
   }
   return { segments, anomalies };

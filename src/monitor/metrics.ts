@@ -1,7 +1,7 @@
 import {
   amountWithin,
   covered,
-  type Segment,
+  type Segments,
   stepSegments,
   timeWeightedMean,
   total,
@@ -90,7 +90,7 @@ interface GroupSegments {
   method: EnergyMethod;
   /** The series that measured something, and their segments (same order). */
   specs: SeriesSpec[];
-  perSeries: Segment[][];
+  perSeries: Segments[];
 }
 
 const J_PER_KWH = 3.6e6;
@@ -114,7 +114,7 @@ function energySegmentsOf(
     const method: EnergyMethod = counters.length > 0 ? 'counter' : 'power-integrated';
     const g: GroupSegments = { group, method, specs: [], perSeries: [] };
     for (const i of counters.length > 0 ? counters : powers) {
-      let segments: Segment[];
+      let segments: Segments;
       if (method === 'counter') {
         const r = counterSegments(data.times, data.values[i]!);
         problems.push(...r.anomalies.map((a) => `${specs[i]!.id}: ${a}`));
@@ -166,14 +166,14 @@ function levelMean(
 }
 
 /** Utilisation segments of each `util` series of a group. */
-function utilSegments(specs: readonly SeriesSpec[], data: SampleSet, group: DeviceGroup): Segment[][] {
+function utilSegments(specs: readonly SeriesSpec[], data: SampleSet, group: DeviceGroup): Segments[] {
   return specs.flatMap((s, i) =>
     s.group === group && s.kind === 'util' ? [stepSegments(data.times, data.values[i]!)] : [],
   );
 }
 
 /** Mean utilisation (percent) of the series inside [a, b]; NaN when one of them has no reading there. */
-function utilWithin(perSeries: readonly Segment[][], a: number, b: number): number {
+function utilWithin(perSeries: readonly Segments[], a: number, b: number): number {
   if (perSeries.length === 0) return Number.NaN;
   let sum = 0;
   for (const segs of perSeries) {
@@ -198,10 +198,10 @@ function byteTotal(
 }
 
 /** A series' energy over the round: NaN when it has no interval (never 0). */
-const seriesEnergy = (segs: readonly Segment[]) => (segs.length > 0 ? total(segs) : Number.NaN);
+const seriesEnergy = (segs: Segments) => (segs.length > 0 ? total(segs) : Number.NaN);
 
 /** Energy of one series' segments inside [a, b]; NaN when they cover none of it. */
-function energyWithin(segs: readonly Segment[], a: number, b: number): number {
+function energyWithin(segs: Segments, a: number, b: number): number {
   const part = amountWithin(segs, a, b);
   return part.seconds > 0 || a === b ? part.amount : Number.NaN;
 }

@@ -23,7 +23,7 @@ describe('counter energy', () => {
     close(total(r.segments), 15);
     close(covered(r.segments), 4);
     assert.deepEqual(
-      r.segments.map((s) => [s.t0, s.t1]),
+      [...r.segments].map((s) => [s.t0, s.t1]),
       [
         [0, 3],
         [3, 4],

@@ -4,6 +4,7 @@ import {
   amountWithin,
   covered,
   RunningIntegral,
+  Segments,
   step,
   stepSegments,
   timeWeightedMean,
@@ -29,6 +30,22 @@ describe('one interval', () => {
       assert.ok(Number.isNaN(area), `${area} should be NaN`);
     }
     assert.equal(step(0, 1, 0), 0, 'a real 0 stays 0');
+  });
+});
+
+describe('segments as columns', () => {
+  it('keep every pushed interval in order as they grow past their first capacity', () => {
+    const segs = new Segments();
+    for (let i = 0; i < 1000; i++) segs.push(i, i + 1, i * 0.5);
+    assert.equal(segs.length, 1000);
+    assert.deepEqual([segs.t0(999), segs.t1(999), segs.amount(999)], [999, 1000, 499.5]);
+    assert.deepEqual([...segs][64], { t0: 64, t1: 65, amount: 32 });
+    assert.equal([...segs].length, 1000);
+    close(total(segs), 0.5 * ((999 * 1000) / 2));
+    assert.equal(covered(segs), 1000);
+    assert.deepEqual(amountWithin(segs, 10.5, 12), { amount: 5 * 0.5 + 5.5, seconds: 1.5 });
+    assert.equal(new Segments().length, 0);
+    assert.ok(Number.isNaN(timeWeightedMean(new Segments())));
   });
 });
 
