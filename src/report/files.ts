@@ -47,9 +47,17 @@ export function writeUnique(
       else for (const chunk of content) out.write(chunk);
       out.flush();
     }
-  } finally {
+  } catch (err) {
+    // A renderer that fails part-way (content is rendered as it is written) leaves no half file.
     closeSync(fd);
+    try {
+      unlinkSync(path);
+    } catch {
+      // gone already: the renderer's error is the one to tell
+    }
+    throw err;
   }
+  closeSync(fd);
   return path;
 }
 

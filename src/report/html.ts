@@ -4,7 +4,7 @@ import { type Block, figure } from './svg/figure.js';
 import { escapeXml, fixed, significant } from './svg/format.js';
 import { type Layout, layout } from './svg/layout.js';
 import { legend } from './svg/legend.js';
-import type { Samples } from './svg/line.js';
+import { type Samples, sampleCount } from './svg/line.js';
 import { timeline } from './svg/timeline.js';
 import { renderText } from './text.js';
 
@@ -113,7 +113,7 @@ function coloured(
   colours: Map<string, string>,
 ): LineSeries[] {
   return series
-    .filter((s) => s.samples.value.length > 0)
+    .filter((s) => sampleCount(s.samples) > 0)
     .map((s) => ({ ...s, colour: colours.get(s.name) ?? PALETTE[0]! }));
 }
 

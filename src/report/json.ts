@@ -15,16 +15,22 @@ export function* jsonChunks(report: Report): Generator<string> {
   yield '\n';
 }
 
+const hasToJson = (v: object) => typeof (v as { toJSON?: unknown }).toJSON === 'function';
 const isPlainObject = (v: object) => {
   const proto = Object.getPrototypeOf(v);
-  return (
-    (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function'
-  );
+  return proto === Object.prototype || proto === null;
 };
 const isLeaf = (v: unknown) => v === null || typeof v !== 'object';
 
+/** Walked in chunks: arrays and plain objects without a toJSON of their own. */
 const isWalked = (v: unknown): v is object =>
-  v !== null && typeof v === 'object' && (Array.isArray(v) || isPlainObject(v));
+  v !== null && typeof v === 'object' && !hasToJson(v) && (Array.isArray(v) || isPlainObject(v));
+
+/** What JSON.stringify writes for `value` as the member `key` (undefined: the member is left out). */
+function leafText(key: string, value: unknown): string | undefined {
+  const own = value !== null && typeof value === 'object' && hasToJson(value);
+  return JSON.stringify(own ? (value as { toJSON(key: string): unknown }).toJSON(key) : value);
+}
 
 /** Arrays and plain objects are walked; anything else is one JSON.stringify, as it would be whole. */
 function* chunksOf(value: object): Generator<string> {
@@ -39,7 +45,7 @@ function* chunksOf(value: object): Generator<string> {
       for (const [i, v] of value.entries()) {
         if (i > 0) yield ',';
         if (isWalked(v)) yield* chunksOf(v);
-        else yield JSON.stringify(v) ?? 'null';
+        else yield leafText(String(i), v) ?? 'null';
       }
     }
     yield ']';
@@ -50,7 +56,7 @@ function* chunksOf(value: object): Generator<string> {
   for (const [k, v] of Object.entries(value)) {
     const walked = isWalked(v);
     // Left out as JSON.stringify leaves them out: undefined, functions, symbols, a toJSON giving undefined.
-    const text = walked ? '' : JSON.stringify(v);
+    const text = walked ? '' : leafText(k, v);
     if (text === undefined) continue;
     yield `${first ? '' : ','}${JSON.stringify(k)}:`;
     first = false;

@@ -90,6 +90,13 @@ describe('line path', () => {
     assert.equal(d, 'M0,99L10,98M30,97L40,96');
   });
 
+  it('draws only samples with both a time and a value (columns of unequal length)', () => {
+    const d = linePath({ t: [0, 1, 2], value: [1, 2, 3] }, x, y);
+    assert.equal(linePath({ t: [0, 1, 2], value: [1, 2, 3, 4] }, x, y), d);
+    assert.equal(linePath({ t: [0, 1, 2, 3], value: [1, 2, 3] }, x, y), d);
+    assert.deepEqual(Array.from(decimate({ t: [0, 1], value: [1, 2, 99] }, () => 0).value), [1, 2]);
+  });
+
   it('draws a lone sample between gaps as a dot', () => {
     assert.equal(linePath(samples([Number.NaN, 5, Number.NaN]), x, y), 'M10,95h0');
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/report-model.js';
 import { CSV_ROWS_PER_CHUNK, csvChunks, renderCsv } from '../../src/report/csv.js';
@@ -14,6 +14,16 @@ describe('report files are written whole, in pieces', () => {
     const text = `${'a'.repeat((1 << 18) - 1)}😀 and ünïcode ${'b'.repeat(3 << 20)}\n`;
     const path = writeUnique(dir, 'big', 'txt', text);
     assert.equal(readFileSync(path, 'utf8'), text);
+  });
+
+  it('leaves no file when the content fails part-way through', () => {
+    const dir = tempDir();
+    function* failing() {
+      yield 'x'.repeat(1 << 20);
+      throw new Error('renderer broke');
+    }
+    assert.throws(() => writeUnique(dir, 'half', 'json', failing()), /renderer broke/);
+    assert.deepEqual(readdirSync(dir), []);
   });
 
   it('writes an iterable of chunks in order, and bytes as given', () => {
@@ -77,6 +87,9 @@ describe('JSON in chunks', () => {
       gone: { toJSON: () => undefined },
       stamp: new Stamp(),
       map: new Map([[1, 2]]),
+      keyed: { toJSON: (key: string) => `member ${key}` },
+      keyedInArray: [{ toJSON: (key: string) => `element ${key}` }, 1],
+      arrayWithToJson: Object.assign([1, 2], { toJSON: () => 'whole' }),
       nested: { deeper: [{ a: 1, b: undefined }, null, undefined, [], {}, [1, [2, [3]]]] },
       // biome-ignore lint/suspicious/noSparseArray: a hole is written as null, as JSON.stringify does
       sparse: [1, , 3],

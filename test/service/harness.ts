@@ -228,11 +228,19 @@ export class ServiceHarness {
   }
 }
 
-/** Polls `check` every `everyMs` until it returns true or `ms` pass; returns the last outcome. */
+/**
+ * Polls `check` every `everyMs` until it returns true or `ms` pass; returns the last outcome.
+ * A check that throws (a file not written yet) counts as false until the last try, whose error
+ * is thrown.
+ */
 export async function waitFor(check: () => boolean, ms = 10_000, everyMs = 50): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if (check()) return true;
+    try {
+      if (check()) return true;
+    } catch {
+      // not yet
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
   return check();

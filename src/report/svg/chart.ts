@@ -2,7 +2,7 @@ import { yAxis } from './axis.js';
 import type { Block } from './figure.js';
 import { escapeXml, fixed, px, significant } from './format.js';
 import { type Layout, panel, timeScale } from './layout.js';
-import { decimate, linePath, type Samples } from './line.js';
+import { decimate, linePath, type Samples, sampleCount } from './line.js';
 import { linear, valueAxis } from './scale.js';
 
 export interface LineSeries {
@@ -36,7 +36,7 @@ export function lineChart(chart: LineChart, l: Layout): Block | undefined {
   if (!axis) return undefined;
   const x = timeScale(l);
   const unit = escapeXml(unitOf(chart.valueTitle));
-  const withDots = chart.series.reduce((n, s) => n + s.samples.value.length, 0) <= MAX_POINT_MARKS;
+  const withDots = chart.series.reduce((n, s) => n + sampleCount(s.samples), 0) <= MAX_POINT_MARKS;
   return panel(l, chart.title, chart.height, (frame) => {
     const y = linear(axis.domain, [frame.top + frame.height, frame.top]);
     const marks = chart.series.map((s) => {
@@ -44,7 +44,7 @@ export function lineChart(chart: LineChart, l: Layout): Block | undefined {
       const line = `<path class="line" d="${linePath(decimate(s.samples, x), x, y)}" stroke="${s.colour}"><title>series: ${name}</title></path>`;
       if (!withDots) return line;
       const dots: string[] = [];
-      for (let k = 0; k < s.samples.value.length; k++) {
+      for (let k = 0; k < sampleCount(s.samples); k++) {
         const [t, v] = [s.samples.t[k]!, s.samples.value[k]!];
         if (Number.isFinite(v))
           dots.push(
@@ -59,5 +59,5 @@ export function lineChart(chart: LineChart, l: Layout): Block | undefined {
 
 /** Every value of every series, without copying them into one array. */
 function* valuesOf(series: readonly LineSeries[]): Generator<number> {
-  for (const s of series) for (let k = 0; k < s.samples.value.length; k++) yield s.samples.value[k]!;
+  for (const s of series) for (let k = 0; k < sampleCount(s.samples); k++) yield s.samples.value[k]!;
 }

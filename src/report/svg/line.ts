@@ -10,6 +10,9 @@ export interface Samples {
   value: ArrayLike<number>;
 }
 
+/** Samples with both a time and a value (an imported report may have columns of unequal length). */
+export const sampleCount = (s: Samples): number => Math.min(s.t.length, s.value.length);
+
 /**
  * Min/max decimation: of the samples that fall into one pixel column (`column(t)`, floored), only
  * the least and the largest are kept, in time order. The line then covers the same pixels as
@@ -32,7 +35,7 @@ export function decimate(samples: Samples, column: (t: number) => number): Sampl
     }
     low = high = -1;
   };
-  for (let k = 0; k < samples.value.length; k++) {
+  for (let k = 0; k < sampleCount(samples); k++) {
     const v = samples.value[k]!;
     if (!Number.isFinite(v)) {
       flush();
@@ -59,7 +62,7 @@ export function linePath(samples: Samples, x: (t: number) => number, y: (v: numb
   let last = '';
   let open = false;
   let lone = false;
-  for (let k = 0; k < samples.value.length; k++) {
+  for (let k = 0; k < sampleCount(samples); k++) {
     const v = samples.value[k]!;
     if (!Number.isFinite(v)) {
       if (lone) parts.push('h0');
