@@ -1,41 +1,16 @@
 import { DomainType, domainName } from '../platform/domains.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { sensorId } from '../platform/sensors.js';
+import type { DeviceGroup, SeriesKind, SeriesSpec } from '../platform/signal-catalogue.js';
 import { Units } from '../platform/signal-info.js';
 
-/** Device groups of the report (perun's, plus `board` for node-level sensors). */
-export const DEVICE_GROUPS = ['cpu', 'gpu', 'ram', 'disk', 'net', 'board'] as const;
-export type DeviceGroup = (typeof DEVICE_GROUPS)[number];
-
-/**
- * What a series measures, which decides its maths: `energy` is a cumulative joule counter,
- * `power` an instantaneous watt value, `util` a percentage 0..100 (signals give a fraction; the
- * sampler stores percent, the one convention of every report), `memory` bytes in use, `bytes` a
- * cumulative byte counter.
- */
-export type SeriesKind = 'energy' | 'power' | 'util' | 'memory' | 'bytes';
-
-/** How a group's energy was obtained, shown in every output. */
-export type EnergyMethod = 'counter' | 'power-integrated' | 'estimated';
-
-export interface SeriesSpec {
-  /** Unique id: the sensor id (`CPU_ENERGY-package-0`) or a derived name. */
-  id: string;
-  signal: string;
-  domain: string;
-  index: number;
-  group: DeviceGroup;
-  kind: SeriesKind;
-  /** Backend (IOGroup) that served it, or the monitor itself for derived series. */
-  backend: string;
-  /** For byte counters: which direction (disk/net read or write). */
-  direction?: 'read' | 'write';
-  /**
-   * Hardware a board/platform sensor (RAPL psys) does not include: discrete GPUs, or a signal
-   * its backend marks so. Its energy is added to such a sensor's (see host-total.ts).
-   */
-  outsidePlatform?: true;
-}
+export {
+  DEVICE_GROUPS,
+  type DeviceGroup,
+  type EnergyMethod,
+  type SeriesKind,
+  type SeriesSpec,
+} from '../platform/signal-catalogue.js';
 
 interface SignalRule {
   /** Candidate high-level names; the first one PlatformIO offers is used. */
