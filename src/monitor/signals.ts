@@ -1,8 +1,18 @@
 import { DomainType, domainName } from '../platform/domains.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { sensorId } from '../platform/sensors.js';
-import type { DeviceGroup, SeriesKind, SeriesSpec } from '../platform/signal-catalogue.js';
-import { Units } from '../platform/signal-info.js';
+import {
+  type DeviceGroup,
+  isNamed,
+  KIND_UNITS,
+  namesOf,
+  type SeriesKind,
+  type SeriesSpec,
+  SIGNAL_CATALOGUE,
+  type SignalCatalogue,
+  sampledEntries,
+} from '../platform/signal-catalogue.js';
+import { UNITS_NAMES } from '../platform/signal-info.js';
 
 export {
   DEVICE_GROUPS,
@@ -11,67 +21,6 @@ export {
   type SeriesKind,
   type SeriesSpec,
 } from '../platform/signal-catalogue.js';
-
-interface SignalRule {
-  /** Candidate high-level names; the first one PlatformIO offers is used. */
-  names: string[];
-  group: DeviceGroup;
-  kind: SeriesKind;
-  /** Units the signal must declare (skips a same-named signal of another meaning). */
-  units?: Units;
-  /** Read at each native index (per device) or once for the whole board. */
-  perDevice: boolean;
-  direction?: 'read' | 'write';
-  /** Outside the CPU platform whatever the backend says (discrete GPUs). */
-  outsidePlatform?: true;
-}
-
-// The table of what the monitor samples. Power rules are used only for groups without an
-// energy counter (see selectSeries): a counter is exact, integrated power is not.
-const RULES: readonly SignalRule[] = [
-  { names: ['CPU_ENERGY'], group: 'cpu', kind: 'energy', units: Units.Joules, perDevice: true },
-  { names: ['DRAM_ENERGY'], group: 'ram', kind: 'energy', units: Units.Joules, perDevice: true },
-  {
-    names: ['GPU_ENERGY'],
-    group: 'gpu',
-    kind: 'energy',
-    units: Units.Joules,
-    perDevice: true,
-    outsidePlatform: true,
-  },
-  { names: ['BOARD_ENERGY'], group: 'board', kind: 'energy', units: Units.Joules, perDevice: true },
-  { names: ['CPU_POWER'], group: 'cpu', kind: 'power', units: Units.Watts, perDevice: true },
-  { names: ['DRAM_POWER'], group: 'ram', kind: 'power', units: Units.Watts, perDevice: true },
-  {
-    names: ['GPU_POWER'],
-    group: 'gpu',
-    kind: 'power',
-    units: Units.Watts,
-    perDevice: true,
-    outsidePlatform: true,
-  },
-  { names: ['BOARD_POWER'], group: 'board', kind: 'power', units: Units.Watts, perDevice: true },
-  { names: ['CPU_UTILIZATION'], group: 'cpu', kind: 'util', perDevice: false },
-  { names: ['GPU_UTILIZATION'], group: 'gpu', kind: 'util', perDevice: true },
-  { names: ['GPU_MEMORY_USED'], group: 'gpu', kind: 'memory', perDevice: true },
-  { names: ['MEMORY_USED', 'RAM_USED', 'MEM_USED'], group: 'ram', kind: 'memory', perDevice: false },
-  { names: ['DISK_READ_BYTES'], group: 'disk', kind: 'bytes', perDevice: false, direction: 'read' },
-  { names: ['DISK_WRITE_BYTES'], group: 'disk', kind: 'bytes', perDevice: false, direction: 'write' },
-  {
-    names: ['NET_READ_BYTES', 'NET_RX_BYTES'],
-    group: 'net',
-    kind: 'bytes',
-    perDevice: false,
-    direction: 'read',
-  },
-  {
-    names: ['NET_WRITE_BYTES', 'NET_TX_BYTES'],
-    group: 'net',
-    kind: 'bytes',
-    perDevice: false,
-    direction: 'write',
-  },
-];
 
 export interface SelectionFilters {
   includeSensors: RegExp[];
@@ -100,7 +49,7 @@ function passes(value: string, include: RegExp[], exclude: RegExp[]): boolean {
  */
 function resolveName(candidates: readonly string[], all: readonly string[]): string | undefined {
   for (const c of candidates) {
-    const found = all.find((n) => n === c) ?? all.find((n) => n.endsWith(`::${c}`));
+    const found = all.find((n) => n === c) ?? all.find((n) => isNamed(n, c));
     if (found) return found;
   }
   return undefined;
@@ -112,19 +61,28 @@ export interface Selection {
   notes: string[];
 }
 
-/** Picks the series to sample from whatever PlatformIO offers, by name, units and domain. */
-export function selectSeries(pio: PlatformIO, filters: SelectionFilters = NO_FILTERS): Selection {
+/**
+ * Picks the series to sample from whatever PlatformIO offers, by name, units and domain: the
+ * catalogue's rows of the kinds the report has maths for. Power rows are used only for groups
+ * without an energy counter: a counter is exact, integrated power is not.
+ */
+export function selectSeries(
+  pio: PlatformIO,
+  filters: SelectionFilters = NO_FILTERS,
+  catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
+): Selection {
   const series: SeriesSpec[] = [];
   const notes: string[] = [];
   const energyGroups = new Set<DeviceGroup>();
   const all = pio.signalNames();
-  for (const rule of RULES) {
+  for (const rule of sampledEntries(catalogue)) {
     if (rule.kind === 'power' && energyGroups.has(rule.group)) continue;
-    const name = resolveName(rule.names, all);
+    const name = resolveName(namesOf(rule), all);
     if (!name) continue;
     const info = pio.signalInfo(name);
-    if (rule.units !== undefined && info.units !== rule.units) {
-      notes.push(`${name}: skipped, units are not ${rule.kind === 'energy' ? 'joules' : 'watts'}`);
+    const units = KIND_UNITS[rule.kind];
+    if (units !== undefined && info.units !== units) {
+      notes.push(`${name}: skipped, units are not ${UNITS_NAMES[units]}`);
       continue;
     }
     if (!passes(info.backend, filters.includeBackends, filters.excludeBackends)) {

@@ -1,10 +1,19 @@
 import type { Backend } from './backend.js';
 import { DomainType, domainName } from './domains.js';
+import {
+  type CatalogueEntry,
+  entryNamed,
+  entryOfAlias,
+  SENSOR_DEVICE_OF_GROUP,
+  type SensorDevice,
+  SIGNAL_CATALOGUE,
+  type SignalCatalogue,
+} from './signal-catalogue.js';
 import { type SignalInfo, UNITS_SYMBOLS, Units } from './signal-info.js';
 import type { Topology } from './topology.js';
 
 /** perun's device classes. */
-export type DeviceType = 'node' | 'cpu' | 'gpu' | 'ram' | 'disk' | 'net' | 'other';
+export type DeviceType = SensorDevice;
 
 /** perun's availability tuple: [backend id, device type, unit]. */
 export type SensorAvailability = [backendId: string, device: DeviceType, unit: string];
@@ -21,19 +30,48 @@ export interface Sensor {
   read(): Promise<number>;
 }
 
-/** Device class of a signal, from its name and domain. */
-export function deviceTypeOf(info: SignalInfo): DeviceType {
-  const n = info.name.toUpperCase();
-  if (info.domain === DomainType.Gpu || info.domain === DomainType.GpuChip || /(^|:)GPU_/.test(n))
-    return 'gpu';
-  if (/DRAM|MEMORY/.test(n)) return 'ram';
-  if (/DISK/.test(n)) return 'disk';
-  if (/NET_|NETWORK/.test(n)) return 'net';
-  if (/BOARD|PSYS|PLATFORM/.test(n)) return 'node';
-  if ([DomainType.Package, DomainType.Core, DomainType.Cpu].includes(info.domain) || /CPU/.test(n))
-    return 'cpu';
-  if (info.domain === DomainType.Board) return 'node';
-  return 'other';
+/** Device class of a signal no catalogue row knows, from its domain. */
+const DEVICE_OF_DOMAIN: Partial<Record<DomainType, DeviceType>> = {
+  [DomainType.Gpu]: 'gpu',
+  [DomainType.GpuChip]: 'gpu',
+  [DomainType.Package]: 'cpu',
+  [DomainType.Core]: 'cpu',
+  [DomainType.Cpu]: 'cpu',
+  [DomainType.Board]: 'node',
+};
+
+/**
+ * The catalogue rows a backend's signals feed. A signal feeds the row its backend names
+ * (`feeds`), else the row one of whose names it is (as the monitor finds it), else the row of an
+ * alias the backend resolves to it, else, being an alias itself, the row of the name it stands for.
+ */
+export function catalogueEntries(
+  backend: Backend,
+  catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
+): (signal: string) => CatalogueEntry | undefined {
+  const names = new Set(backend.signalNames());
+  const aliasesOf = new Map<string, string[]>();
+  for (const name of names) {
+    const target = backend.signalInfo(name).aliasFor;
+    if (target !== undefined) aliasesOf.set(target, [...(aliasesOf.get(target) ?? []), name]);
+  }
+  const entryOf = (signal: string, seen: ReadonlySet<string>): CatalogueEntry | undefined => {
+    if (seen.has(signal) || !names.has(signal)) return undefined;
+    const info = backend.signalInfo(signal);
+    if (info.feeds !== undefined) return entryOfAlias(info.feeds, catalogue);
+    const entry =
+      entryNamed(signal, catalogue) ??
+      (aliasesOf.get(signal) ?? []).map((alias) => entryNamed(alias, catalogue)).find((e) => e);
+    if (entry || info.aliasFor === undefined) return entry;
+    return entryOf(info.aliasFor, new Set([...seen, signal]));
+  };
+  return (signal) => entryOf(signal, new Set());
+}
+
+/** Device class of a signal: its catalogue row's group, else its domain's. */
+function deviceTypeOf(entry: CatalogueEntry | undefined, info: SignalInfo): DeviceType {
+  if (entry) return SENSOR_DEVICE_OF_GROUP[entry.group];
+  return DEVICE_OF_DOMAIN[info.domain] ?? 'other';
 }
 
 /** Sensor id for one signal at one index, in geopmsession's header style (`NAME-domain-idx`). */
@@ -41,11 +79,13 @@ export function sensorId(signal: string, domain: DomainType, idx: number): strin
   return domain === DomainType.Board ? signal : `${signal}-${domainName(domain)}-${idx}`;
 }
 
-function sensorsOf(backend: Backend, topology: Topology): Sensor[] {
+function sensorsOf(backend: Backend, topology: Topology, catalogue: SignalCatalogue): Sensor[] {
   const out: Sensor[] = [];
+  const entryOf = catalogueEntries(backend, catalogue);
   // Low-level names only: aliases would list the same hardware twice.
   for (const signal of backend.signalNames().filter((s) => s.includes('::'))) {
     const info = backend.signalInfo(signal);
+    const device = deviceTypeOf(entryOf(signal), info);
     const n = topology.numDomain(info.domain);
     for (let idx = 0; idx < n; idx++) {
       if (backend.isSignalAvailable && !backend.isSignalAvailable(signal, idx)) continue;
@@ -55,7 +95,7 @@ function sensorsOf(backend: Backend, topology: Topology): Sensor[] {
         signal,
         domain: info.domain,
         index: idx,
-        device: deviceTypeOf(info),
+        device,
         unit: info.units === Units.None ? '' : UNITS_SYMBOLS[info.units]!,
         info,
         read: () => backend.readSignal(signal, info.domain, idx),
@@ -66,14 +106,23 @@ function sensorsOf(backend: Backend, topology: Topology): Sensor[] {
 }
 
 /** perun's `availableSensors()`, derived from any backend's signal catalogue. */
-export function availableSensors(backend: Backend, topology: Topology): Record<string, SensorAvailability> {
+export function availableSensors(
+  backend: Backend,
+  topology: Topology,
+  catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
+): Record<string, SensorAvailability> {
   const out: Record<string, SensorAvailability> = {};
-  for (const s of sensorsOf(backend, topology)) out[s.id] = [s.backendId, s.device, s.unit];
+  for (const s of sensorsOf(backend, topology, catalogue)) out[s.id] = [s.backendId, s.device, s.unit];
   return out;
 }
 
 /** perun's `getSensors(ids)`: the sensors whose ids are listed, each with `read()`. */
-export function getSensors(backend: Backend, topology: Topology, ids: Iterable<string>): Sensor[] {
+export function getSensors(
+  backend: Backend,
+  topology: Topology,
+  ids: Iterable<string>,
+  catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
+): Sensor[] {
   const wanted = new Set(ids);
-  return sensorsOf(backend, topology).filter((s) => wanted.has(s.id));
+  return sensorsOf(backend, topology, catalogue).filter((s) => wanted.has(s.id));
 }

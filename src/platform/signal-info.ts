@@ -59,6 +59,11 @@ export interface SignalSpec {
    * not include, e.g. an accelerator card's own sensor: the monitor adds it to such a sensor.
    */
   outsidePlatform?: boolean;
+  /**
+   * For a signal that has no alias of a catalogue row and is not named like one: the alias of the
+   * row whose meaning it carries (platform/signal-catalogue.ts), e.g. a raw register of DRAM energy.
+   */
+  feeds?: string;
 }
 
 /** Everything a caller needs to know about one signal or control. */

@@ -162,6 +162,7 @@ export abstract class TableBackend<S> implements Backend {
       behavior: def.behavior,
       units: def.units,
       ...(def.outsidePlatform ? { outsidePlatform: true } : {}),
+      ...(def.feeds !== undefined ? { feeds: def.feeds } : {}),
       backend: this.name,
       ...(low !== name ? { aliasFor: low } : {}),
     };

@@ -17,6 +17,8 @@ const FREQ_STEP_HZ = 100e6;
 interface Constant {
   name: string;
   alias?: string;
+  /** The catalogue row it carries the meaning of, for constants without an alias. */
+  feeds?: string;
   description: string;
   units: Units;
   format: FormatType;
@@ -107,9 +109,27 @@ export class CpuinfoBackend extends TableBackend<null> {
         value: range.max,
         missing: noCpufreq,
       },
-      { ...id, name: 'FAMILY', description: 'x86 CPU family (cpu family)', value: this.cpuinfo.family },
-      { ...id, name: 'MODEL', description: 'x86 CPU model number (model)', value: this.cpuinfo.model },
-      { ...id, name: 'STEPPING', description: 'x86 CPU stepping (stepping)', value: this.cpuinfo.stepping },
+      {
+        ...id,
+        name: 'FAMILY',
+        feeds: 'CPU_FAMILY',
+        description: 'x86 CPU family (cpu family)',
+        value: this.cpuinfo.family,
+      },
+      {
+        ...id,
+        name: 'MODEL',
+        feeds: 'CPU_MODEL',
+        description: 'x86 CPU model number (model)',
+        value: this.cpuinfo.model,
+      },
+      {
+        ...id,
+        name: 'STEPPING',
+        feeds: 'CPU_STEPPING',
+        description: 'x86 CPU stepping (stepping)',
+        value: this.cpuinfo.stepping,
+      },
     ];
   }
 
@@ -124,6 +144,7 @@ export class CpuinfoBackend extends TableBackend<null> {
       signals.push({
         name: c.name,
         aliases: c.alias ? [c.alias] : [],
+        ...(c.feeds ? { feeds: c.feeds } : {}),
         description: c.description,
         domain: DomainType.Board,
         aggregation: Aggregation.ExpectSame,

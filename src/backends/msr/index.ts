@@ -3,6 +3,7 @@ import type { BackendContext, Diagnostic } from '../../platform/backend.js';
 import { type DomainType, parseDomain } from '../../platform/domains.js';
 import { WrappingCounter } from '../../platform/energy-counter.js';
 import { bitsToDouble, FormatType } from '../../platform/format.js';
+import { entryOfAlias } from '../../platform/signal-catalogue.js';
 import { Behavior, parseBehavior, parseUnits, Units } from '../../platform/signal-info.js';
 import { type ControlDef, type SignalDef, TableBackend } from '../../platform/table-backend.js';
 import { parseCpuinfo } from '../cpuinfo/parse.js';
@@ -213,11 +214,20 @@ export class MsrBackend extends TableBackend<Snapshot> {
       return a ? { aliases: a } : {};
     };
 
+    // A raw register carries the meaning of the fields it holds (DRAM_ENERGY_STATUS#: DRAM energy).
+    const feedsOf = (reg: Register) =>
+      [...fields]
+        .filter(([, f]) => f.register === reg)
+        .flatMap(([ref]) => aliasesOf.get(ref) ?? [])
+        .find((alias) => entryOfAlias(alias) !== undefined);
+
     const signals: SignalDef<Snapshot>[] = [];
     const controls: ControlDef<Snapshot>[] = [];
     for (const reg of registers) {
+      const feeds = feedsOf(reg);
       const raw: SignalDef<Snapshot> = {
         name: `${reg.name}#`,
+        ...(feeds ? { feeds } : {}),
         description: `Raw 64-bit value of MSR ${reg.name} (0x${reg.offset.toString(16)})`,
         domain: reg.domain,
         aggregation: parseAggregation('select_first'),

@@ -184,6 +184,7 @@ export class ProcfsBackend extends TableBackend<ProcSnapshot> {
       {
         ...common,
         name: 'CPU_UTILIZATION_TOTAL',
+        feeds: 'CPU_UTILIZATION',
         description:
           'Fraction of time all CPUs together were busy since the last read, 0..1 (the "cpu" line)',
         domain: DomainType.Board,

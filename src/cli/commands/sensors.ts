@@ -10,7 +10,7 @@ export function register(program: Command): void {
     .option('--all', 'every sensor of every backend (default: those the monitor samples)')
     .option('--json', 'JSON instead of a table')
     .action(async (opts: { all?: boolean; json?: boolean }) => {
-      const [{ selectSeries }, { markdownTable }] = await Promise.all([
+      const [{ selectSeries, seriesUnit }, { markdownTable }] = await Promise.all([
         import('../../monitor/signals.js'),
         import('../../report/text.js'),
       ]);
@@ -29,7 +29,7 @@ export function register(program: Command): void {
               sensor: s.id,
               backend: s.backend,
               device: s.group,
-              unit: s.kind === 'util' ? '%' : { energy: 'J', power: 'W', memory: 'B', bytes: 'B' }[s.kind],
+              unit: seriesUnit(s.kind),
             });
           }
         }

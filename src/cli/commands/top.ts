@@ -3,8 +3,6 @@ import type { IdlePolicy } from '../../monitor/attribution/engine.js';
 import type { TopRow, TopTable } from '../../monitor/top.js';
 import { addIdleOptions, watts as wattsOption } from './attribute-options.js';
 
-const GROUPS = ['cpu', 'ram', 'gpu'] as const;
-
 function positive(kind: 'seconds' | 'integer') {
   return (value: string): number => {
     const n = Number(value);
@@ -19,7 +17,8 @@ const watts = (w: number | undefined) => (w === undefined ? '-' : `${w.toFixed(2
 
 /** The table as text: consumers by power, then the rest, unattributed, idle and the node. */
 export function renderTopTable(t: TopTable, now: Date): string {
-  const groups = GROUPS.filter((g) => t.sources.some((s) => s.group === g));
+  // One column per group measured, in the meter's order of groups.
+  const groups = [...new Set(t.sources.map((s) => s.group))];
   const header = ['CONSUMER', 'POWER', ...groups.map((g) => g.toUpperCase()), 'SHARE'];
   const share = (r: TopRow) => (t.node.watts > 0 ? `${((100 * r.watts) / t.node.watts).toFixed(1)} %` : '-');
   const line = (r: TopRow) => [

@@ -1,22 +1,26 @@
 import { DomainType } from '../../platform/domains.js';
 import { errorMessage } from '../../platform/errors.js';
 import type { PlatformIO } from '../../platform/platform-io.js';
-import { Units } from '../../platform/signal-info.js';
+import {
+  type DeviceLabel,
+  ENERGY_DEVICE_OF_GROUP,
+  type EnergyDevice,
+  exportedEntries,
+  KIND_UNITS,
+  namesOf,
+  SIGNAL_CATALOGUE,
+  type SignalCatalogue,
+} from '../../platform/signal-catalogue.js';
+import type { Units } from '../../platform/signal-info.js';
 import { ExportedCounter } from './counter.js';
 
 /**
- * What the exporter publishes about the node, as a table: which PlatformIO signal becomes which
- * Prometheus metric (docs/exporter.md lists them). Names follow Prometheus's conventions: base
- * units (joules, watts, hertz, celsius), ratios 0..1, `_total` on counters; the device index is a
- * label named after the domain (`package="0"`, `gpu="1"`).
+ * What the exporter publishes about the node: the signal catalogue's rows with a metric
+ * (platform/signal-catalogue.ts; docs/exporter.md lists them). The device index is a label named
+ * after the domain (`package="0"`, `gpu="1"`).
  */
-export type DeviceLabel = 'package' | 'gpu' | 'board';
-
-/** The attribution engine's device kind of an energy metric (consumers are split per device). */
-export type EnergyDevice = 'package' | 'dram' | 'gpu' | 'board';
-
 export interface MetricRule {
-  /** Candidate signal names; the first one PlatformIO offers is used. */
+  /** Candidate signal names; the first one PlatformIO offers as a high-level name is used. */
   signals: readonly string[];
   units?: Units;
   metric: string;
@@ -33,122 +37,20 @@ const DOMAIN_OF: Record<DeviceLabel, DomainType> = {
   board: DomainType.Board,
 };
 
-export const METRIC_RULES: readonly MetricRule[] = [
-  {
-    signals: ['CPU_ENERGY'],
-    units: Units.Joules,
-    metric: 'joulegate_package_energy_joules_total',
-    help: 'Energy of a CPU package (RAPL package domain), wrap-corrected, since the exporter started.',
-    type: 'counter',
-    device: 'package',
-    energy: 'package',
-  },
-  {
-    signals: ['DRAM_ENERGY'],
-    units: Units.Joules,
-    metric: 'joulegate_dram_energy_joules_total',
-    help: 'Energy of the DRAM of a package (RAPL dram domain), wrap-corrected, since the exporter started.',
-    type: 'counter',
-    device: 'package',
-    energy: 'dram',
-  },
-  {
-    signals: ['GPU_ENERGY'],
-    units: Units.Joules,
-    metric: 'joulegate_gpu_energy_joules_total',
-    help: 'Energy of a GPU, since the exporter started.',
-    type: 'counter',
-    device: 'gpu',
-    energy: 'gpu',
-  },
-  {
-    signals: ['BOARD_ENERGY'],
-    units: Units.Joules,
-    metric: 'joulegate_board_energy_joules_total',
-    help: 'Energy of the whole platform (RAPL psys), wrap-corrected, since the exporter started.',
-    type: 'counter',
-    device: 'board',
-    energy: 'board',
-  },
-  {
-    signals: ['CPU_POWER'],
-    units: Units.Watts,
-    metric: 'joulegate_package_power_watts',
-    help: 'Power of a CPU package.',
-    type: 'gauge',
-    device: 'package',
-  },
-  {
-    signals: ['DRAM_POWER'],
-    units: Units.Watts,
-    metric: 'joulegate_dram_power_watts',
-    help: 'Power of the DRAM of a package.',
-    type: 'gauge',
-    device: 'package',
-  },
-  {
-    signals: ['GPU_POWER'],
-    units: Units.Watts,
-    metric: 'joulegate_gpu_power_watts',
-    help: 'Power of a GPU.',
-    type: 'gauge',
-    device: 'gpu',
-  },
-  {
-    signals: ['BOARD_POWER'],
-    units: Units.Watts,
-    metric: 'joulegate_board_power_watts',
-    help: 'Power of the whole platform (RAPL psys).',
-    type: 'gauge',
-    device: 'board',
-  },
-  {
-    signals: ['CPU_UTILIZATION'],
-    metric: 'joulegate_cpu_utilization_ratio',
-    help: 'Busy fraction of all CPUs of the node since the previous scrape (0..1).',
-    type: 'gauge',
-    device: 'board',
-  },
-  {
-    signals: ['GPU_UTILIZATION'],
-    metric: 'joulegate_gpu_utilization_ratio',
-    help: 'Busy fraction of a GPU (0..1).',
-    type: 'gauge',
-    device: 'gpu',
-  },
-  {
-    signals: ['CPU_FREQUENCY_STATUS'],
-    units: Units.Hertz,
-    metric: 'joulegate_cpu_frequency_hertz',
-    help: 'Mean current frequency of the CPUs of a package.',
-    type: 'gauge',
-    device: 'package',
-  },
-  {
-    signals: ['GPU_CORE_FREQUENCY_STATUS'],
-    units: Units.Hertz,
-    metric: 'joulegate_gpu_frequency_hertz',
-    help: 'Current core frequency of a GPU.',
-    type: 'gauge',
-    device: 'gpu',
-  },
-  {
-    signals: ['CPU_PACKAGE_TEMPERATURE'],
-    units: Units.Celsius,
-    metric: 'joulegate_package_temperature_celsius',
-    help: 'Temperature of a CPU package.',
-    type: 'gauge',
-    device: 'package',
-  },
-  {
-    signals: ['GPU_TEMPERATURE'],
-    units: Units.Celsius,
-    metric: 'joulegate_gpu_temperature_celsius',
-    help: 'Temperature of a GPU.',
-    type: 'gauge',
-    device: 'gpu',
-  },
-];
+/** The metrics of a catalogue, in its order. */
+export function metricRules(catalogue: SignalCatalogue = SIGNAL_CATALOGUE): MetricRule[] {
+  return exportedEntries(catalogue).map((e) => ({
+    signals: namesOf(e),
+    units: KIND_UNITS[e.kind],
+    metric: e.metric.name,
+    help: e.metric.help,
+    type: e.metric.type,
+    device: e.metric.device,
+    energy: e.kind === 'energy' ? ENERGY_DEVICE_OF_GROUP[e.group] : undefined,
+  }));
+}
+
+export const METRIC_RULES: readonly MetricRule[] = metricRules();
 
 /** Why a channel has no value when PlatformIO gave NaN without an error (a rate before two readings). */
 export const NO_VALUE = 'no value';
@@ -191,9 +93,12 @@ export class NodeSampler {
   /** Rules that matched no signal or could not be pushed, with why (for the start-up log). */
   readonly notes: string[] = [];
 
-  constructor(private readonly pio: PlatformIO) {
+  constructor(
+    private readonly pio: PlatformIO,
+    rules: readonly MetricRule[] = METRIC_RULES,
+  ) {
     const names = pio.signalNames();
-    for (const rule of METRIC_RULES) {
+    for (const rule of rules) {
       const signal = rule.signals.find((s) => names.includes(s));
       if (signal === undefined) continue;
       const info = pio.signalInfo(signal);
