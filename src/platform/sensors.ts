@@ -68,10 +68,18 @@ export function catalogueEntries(
   return (signal) => entryOf(signal, new Set());
 }
 
-/** Device class of a signal: its catalogue row's group, else its domain's. */
-function deviceTypeOf(entry: CatalogueEntry | undefined, info: SignalInfo): DeviceType {
+function deviceOf(entry: CatalogueEntry | undefined, info: SignalInfo): DeviceType {
   if (entry) return SENSOR_DEVICE_OF_GROUP[entry.group];
   return DEVICE_OF_DOMAIN[info.domain] ?? 'other';
+}
+
+/** Device class of a backend's signal: its catalogue row's group, else its domain's. */
+export function deviceTypeOf(
+  backend: Backend,
+  signal: string,
+  catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
+): DeviceType {
+  return deviceOf(catalogueEntries(backend, catalogue)(signal), backend.signalInfo(signal));
 }
 
 /** Sensor id for one signal at one index, in geopmsession's header style (`NAME-domain-idx`). */
@@ -85,7 +93,7 @@ function sensorsOf(backend: Backend, topology: Topology, catalogue: SignalCatalo
   // Low-level names only: aliases would list the same hardware twice.
   for (const signal of backend.signalNames().filter((s) => s.includes('::'))) {
     const info = backend.signalInfo(signal);
-    const device = deviceTypeOf(entryOf(signal), info);
+    const device = deviceOf(entryOf(signal), info);
     const n = topology.numDomain(info.domain);
     for (let idx = 0; idx < n; idx++) {
       if (backend.isSignalAvailable && !backend.isSignalAvailable(signal, idx)) continue;

@@ -7,7 +7,7 @@ import type { BackendContext } from '../../src/platform/backend.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { FormatType } from '../../src/platform/format.js';
 import { PlatformIO } from '../../src/platform/platform-io.js';
-import { availableSensors } from '../../src/platform/sensors.js';
+import { availableSensors, deviceTypeOf } from '../../src/platform/sensors.js';
 import {
   type CatalogueEntry,
   DEVICE_GROUPS,
@@ -156,6 +156,7 @@ describe('the readers read the same row', () => {
       'ROWS::FAN_RAW#-package-0': ['rows', 'net', ''],
       'ROWS::FAN_RAW#-package-1': ['rows', 'net', ''],
     });
+    assert.equal(deviceTypeOf(backend, 'ROWS::FAN_RAW#', [...SIGNAL_CATALOGUE, fan]), 'net');
     // Without the row no reader knows the quantity: sensors fall back on the domain.
     const without = readers(pio, backend, SIGNAL_CATALOGUE);
     assert.deepEqual(without.series, []);
