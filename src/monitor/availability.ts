@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../platform/backend.js';
+import type { Estimator } from '../platform/cpu-estimate.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import type { Estimator } from './metrics.js';
 import type { SourceInfo } from './report-model.js';
 import { NAN_READ, type Sampler, whyNoValue } from './sampler.js';
 import { type SeriesSpec, seriesLabel } from './signals.js';

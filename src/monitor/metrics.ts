@@ -1,3 +1,5 @@
+import { counterIncrease, counterSegments } from '../platform/counter-segments.js';
+import type { Estimator } from '../platform/cpu-estimate.js';
 import {
   amountWithin,
   covered,
@@ -7,12 +9,11 @@ import {
   total,
   trapezoidSegments,
 } from '../platform/integration.js';
+import type { SampleSet } from '../platform/sample-set.js';
 import { type Summary, summarize } from '../platform/statistics.js';
-import { counterIncrease, counterSegments } from './energy.js';
 import { type EnergyPart, type HostTotal, hostEnergyUnder, hostTotal } from './host-total.js';
 import { pairRegionEvents, type RegionCall, type RegionEvent } from './regions-pairing.js';
 import { RegionStats } from './round-stats.js';
-import type { SampleSet } from './sampler.js';
 import { DEVICE_GROUPS, type DeviceGroup, type EnergyMethod, type SeriesSpec } from './signals.js';
 
 /** perun's [post-processing] settings. */
@@ -76,13 +77,6 @@ export interface RoundMetrics {
   regions: RegionCallMetrics[];
   /** Counter anomalies and region pairing problems. */
   problems: string[];
-}
-
-/** How to turn CPU utilisation into watts when no energy source exists (see estimate.ts). */
-export interface Estimator {
-  /** Watts at 100 % utilisation of the CPUs this host sees. */
-  fullLoadWatts: number;
-  source: string;
 }
 
 interface GroupSegments {

@@ -1,8 +1,8 @@
+import { RunningEnergy } from '../platform/counter-segments.js';
 import { step } from '../platform/integration.js';
-import { RunningEnergy } from './energy.js';
+import type { SampleSet } from '../platform/sample-set.js';
 import { type EnergyPart, hostTotal } from './host-total.js';
 import type { Logger, LogLevel } from './log.js';
-import type { SampleSet } from './sampler.js';
 import type { SeriesSpec } from './signals.js';
 
 export interface ProgressOptions {

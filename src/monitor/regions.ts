@@ -71,7 +71,7 @@ function startStandalone(): Standalone {
         import('../backends/open-platform.js'),
         import('./sampler.js'),
         import('./signals.js'),
-        import('./estimate.js'),
+        import('../platform/cpu-estimate.js'),
         import('./metadata.js'),
       ]);
     const pio = await openPlatform();

@@ -1,5 +1,5 @@
+import type { AttributionReport } from '../attribution/summary.js';
 import type { Diagnostic } from '../platform/backend.js';
-import type { AttributionReport } from './attribution/summary.js';
 import type { RegionSummary, RoundMetrics, Stat } from './metrics.js';
 import type { RegionEvent } from './regions-pairing.js';
 import type { AppExit } from './run-app.js';

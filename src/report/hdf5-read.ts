@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { IdlePolicy } from '../monitor/attribution/engine.js';
-import type { AttributedGroup } from '../monitor/attribution/meter.js';
-import type { AttributionReport } from '../monitor/attribution/summary.js';
+import type { IdlePolicy } from '../attribution/engine.js';
+import type { AttributedGroup } from '../attribution/meter.js';
+import type { AttributionReport } from '../attribution/summary.js';
 import type { HostRule, HostTotal } from '../monitor/host-total.js';
 import {
   type GroupMetrics,

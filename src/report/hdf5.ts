@@ -1,4 +1,4 @@
-import type { AttributionReport } from '../monitor/attribution/summary.js';
+import type { AttributionReport } from '../attribution/summary.js';
 import { type GroupMetrics, type RegionCallMetrics, type Stat, stat } from '../monitor/metrics.js';
 import type { RegionEvent } from '../monitor/regions-pairing.js';
 import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { AttributionReport } from '../../src/monitor/attribution/summary.js';
+import type { AttributionReport } from '../../src/attribution/summary.js';
 import type { Report } from '../../src/monitor/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';

@@ -7,7 +7,7 @@ import { createLogger } from '../../src/monitor/log.js';
 import { roundMetrics } from '../../src/monitor/metrics.js';
 import { clearingProgress, ProgressLine } from '../../src/monitor/progress.js';
 import type { Report } from '../../src/monitor/report-model.js';
-import type { SampleSet } from '../../src/monitor/sampler.js';
+import type { SampleSet } from '../../src/platform/sample-set.js';
 import { CLI, run } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
 import { PLAIN_POST, seriesSpec } from '../helpers/series-spec.js';

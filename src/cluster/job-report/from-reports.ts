@@ -1,6 +1,6 @@
-import { counterSegments } from '../../monitor/energy.js';
 import type { Report } from '../../monitor/report-model.js';
 import type { DeviceGroup } from '../../monitor/signals.js';
+import { counterSegments } from '../../platform/counter-segments.js';
 import { total } from '../../platform/integration.js';
 import {
   assembleJobReport,
