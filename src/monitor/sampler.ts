@@ -2,8 +2,9 @@ import { parseDomain } from '../platform/domains.js';
 import { errorMessage, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import type { SampleSet } from '../platform/sample-set.js';
+import type { SeriesSpec } from '../platform/signal-catalogue.js';
 import { clockMs } from './clock.js';
-import { type SeriesSpec, storedValue } from './signals.js';
+import { storedValue } from './signals.js';
 
 /** Why a read failed when PlatformIO gave NaN without an error. */
 export const NAN_READ = 'read returned NaN';
