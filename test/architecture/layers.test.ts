@@ -20,9 +20,90 @@ function checkWith(file: string, text: string): { status: number | null; stderr:
   return { status: r.status, stderr: r.stderr };
 }
 
-test('src/ as committed follows the layers', () => {
+test('src/ as committed follows the layers and has no import cycle', () => {
   const out = execFileSync(process.execPath, [CHECK, '--root', ROOT], { encoding: 'utf8' });
   assert.match(out, /follows the layers/);
+  assert.match(out, /no file imports itself round a cycle/);
+});
+
+test('an import cycle fails, printed file by file', () => {
+  const root = mkdtempSync(join(scratch, 'tree-'));
+  cpSync(join(ROOT, 'src'), join(root, 'src'), { recursive: true });
+  // Three files of one folder: no layer is crossed, only the cycle is wrong.
+  writeFileSync(
+    join(root, 'src/report/planted-a.ts'),
+    "import { b } from './planted-b.js';\nexport const a = () => b;\n",
+  );
+  writeFileSync(join(root, 'src/report/planted-b.ts'), "export { c as b } from './planted-c.js';\n");
+  writeFileSync(
+    join(root, 'src/report/planted-c.ts'),
+    "import type { a } from './planted-a.js';\nexport const c = (): typeof a | undefined => undefined;\n",
+  );
+  const r = spawnSync(process.execPath, [CHECK, '--root', root], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(
+    r.stderr,
+    /import cycle: report\/planted-a\.ts → report\/planted-b\.ts → report\/planted-c\.ts → report\/planted-a\.ts/,
+  );
+  assert.doesNotMatch(r.stderr, /against the layers/);
+});
+
+test('a cycle through a dynamic import counts too', () => {
+  const r = checkWith('monitor/model/planted.ts', "export const me = () => import('./planted.js');\n");
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /import cycle: monitor\/model\/planted\.ts → monitor\/model\/planted\.ts/);
+});
+
+test('cluster and report may import monitor/model only, never monitor machinery', () => {
+  const cluster = checkWith(
+    'cluster/planted.ts',
+    "import { runMonitor } from '../monitor/monitor.js';\nexport { runMonitor };\n",
+  );
+  assert.equal(cluster.status, 1);
+  assert.match(
+    cluster.stderr,
+    /cluster\/planted\.ts: imports monitor\/monitor\.js \(cluster may import monitor\/model only\)/,
+  );
+  const report = checkWith(
+    'report/planted.ts',
+    "import type { Sampler } from '../monitor/sampler.js';\nexport type S = Sampler;\n",
+  );
+  assert.equal(report.status, 1);
+  assert.match(
+    report.stderr,
+    /report\/planted\.ts: imports monitor\/sampler\.js \(report may import monitor\/model only\)/,
+  );
+  const model = checkWith(
+    'cluster/planted.ts',
+    "import type { Report } from '../monitor/model/report-model.js';\nexport type R = Report;\n",
+  );
+  assert.equal(model.status, 0, model.stderr);
+});
+
+test('monitor/model imports nothing else of monitor', () => {
+  const r = checkWith(
+    'monitor/model/planted.ts',
+    "import { selectSeries } from '../signals.js';\nexport { selectSeries };\n",
+  );
+  assert.equal(r.status, 1);
+  assert.match(
+    r.stderr,
+    /monitor\/model\/planted\.ts: imports monitor\/signals\.js \(monitor\/model imports no other part of monitor\)/,
+  );
+});
+
+test('attribution sits below monitor and above backends', () => {
+  const up = checkWith(
+    'attribution/planted.ts',
+    "import { NAN_READ } from '../monitor/sampler.js';\nexport { NAN_READ };\n",
+  );
+  assert.equal(up.status, 1);
+  assert.match(up.stderr, /\(attribution is below monitor\)/);
+  const down = checkWith(
+    'attribution/planted.ts',
+    "import { parseProcStat } from '../backends/procfs/parse.js';\nexport { parseProcStat };\n",
+  );
+  assert.equal(down.status, 0, down.stderr);
 });
 
 test('an upward import is refused, naming the file and the layers', () => {
@@ -82,4 +163,5 @@ test('docs/architecture.md names every folder of src/ and only those', () => {
     .map((e) => e.name)
     .sort();
   assert.deepEqual(described, folders);
+  assert.match(doc, /`monitor\/model\/`/, 'the page describes the report model folder');
 });

@@ -12,9 +12,9 @@ import { Sampler } from '../../src/monitor/sampler.js';
 import { selectSeries } from '../../src/monitor/signals.js';
 import type { SampleSet } from '../../src/platform/sample-set.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
-import { put } from '../attribution/helpers.js';
 import { FakeGpu } from '../helpers/fake-gpu.js';
 import { copyFixture } from '../helpers/tmp.js';
+import { put } from './helpers.js';
 
 // GPU energy read from the fake NVML (built from test/fakes/fake_nvml.c, loaded through the real
 // koffi FFI) split among Slurm jobs of the attribution fixture nodes by NVML's per-process
