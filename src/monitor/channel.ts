@@ -1,4 +1,4 @@
-import type { RegionEvent } from './regions-pairing.js';
+import type { RegionEvent } from './model/report-model.js';
 
 /**
  * The region channel between an app and `joulegate monitor`: the monitor opens a pipe as the

@@ -1,3 +1,5 @@
+import { counterIncrease, counterSegments } from '../platform/counter-segments.js';
+import type { Estimator } from '../platform/cpu-estimate.js';
 import {
   amountWithin,
   covered,
@@ -7,13 +9,22 @@ import {
   total,
   trapezoidSegments,
 } from '../platform/integration.js';
-import { type Summary, summarize } from '../platform/statistics.js';
-import { counterIncrease, counterSegments } from './energy.js';
-import { type EnergyPart, type HostTotal, hostEnergyUnder, hostTotal } from './host-total.js';
-import { pairRegionEvents, type RegionCall, type RegionEvent } from './regions-pairing.js';
-import { RegionStats } from './round-stats.js';
-import type { SampleSet } from './sampler.js';
-import { DEVICE_GROUPS, type DeviceGroup, type EnergyMethod, type SeriesSpec } from './signals.js';
+import type { SampleSet } from '../platform/sample-set.js';
+import {
+  DEVICE_GROUPS,
+  type DeviceGroup,
+  type EnergyMethod,
+  type SeriesSpec,
+} from '../platform/signal-catalogue.js';
+import { type EnergyPart, hostEnergyUnder, hostTotal } from './model/host-total.js';
+import { pairRegionEvents } from './model/regions-pairing.js';
+import type {
+  GroupMetrics,
+  HostMetrics,
+  RegionCallMetrics,
+  RegionEvent,
+  RoundMetrics,
+} from './model/report-model.js';
 
 /** perun's [post-processing] settings. */
 export interface PostProcessing {
@@ -21,68 +32,6 @@ export interface PostProcessing {
   pue: number;
   emissionsFactor: number;
   priceFactor: number;
-}
-
-export interface GroupMetrics {
-  /** Joules; NaN when the group has no energy or power source. */
-  energy: number;
-  /** Time-weighted mean watts. */
-  power: number;
-  method?: EnergyMethod;
-  /** Percent of the run the energy covers (power gaps leave holes; counters do not). */
-  coverage?: number;
-  /** Mean utilisation, percent. */
-  util?: number;
-  /** Mean bytes in use (summed over devices). */
-  memory?: number;
-  readBytes?: number;
-  writeBytes?: number;
-}
-
-export interface HostMetrics {
-  runtime: number;
-  /**
-   * Measured joules of the host by the host total rule (host-total.ts) + power_overhead ×
-   * runtime; NaN when nothing was measured.
-   */
-  energy: number;
-  power: number;
-  /** Joules from estimates only (never added to `energy`); NaN when none. */
-  estimatedEnergy: number;
-  estimatedPower: number;
-  /** `energy` × PUE: the run total perun calls ENERGY of the RUN. */
-  facilityEnergy: number;
-  co2: number;
-  money: number;
-  groups: Partial<Record<DeviceGroup, GroupMetrics>>;
-  /** How `energy` was formed from the groups, with the figures (absent in older reports). */
-  total?: HostTotal;
-}
-
-export interface RegionCallMetrics extends RegionCall {
-  runtime: number;
-  energy: number;
-  power: number;
-  estimatedEnergy: number;
-  groupEnergy: Partial<Record<DeviceGroup, number>>;
-  /** Mean CPU / GPU utilisation during the call, percent; NaN where not sampled (absent in
-   * reports written before it was measured). */
-  cpuUtil?: number;
-  gpuUtil?: number;
-}
-
-export interface RoundMetrics {
-  host: HostMetrics;
-  regions: RegionCallMetrics[];
-  /** Counter anomalies and region pairing problems. */
-  problems: string[];
-}
-
-/** How to turn CPU utilisation into watts when no energy source exists (see estimate.ts). */
-export interface Estimator {
-  /** Watts at 100 % utilisation of the CPUs this host sees. */
-  fullLoadWatts: number;
-  source: string;
 }
 
 interface GroupSegments {
@@ -304,33 +253,4 @@ export function roundMetrics(
     };
   });
   return { host, regions, problems };
-}
-
-/** Statistics of one quantity across rounds or calls (platform/statistics.ts's rule). */
-export type Stat = Pick<Summary, 'mean' | 'std' | 'min' | 'max' | 'sum'>;
-
-/** Mean ± std (and min, max, sum) of one quantity across rounds or calls; gaps skipped. */
-export function stat(values: readonly number[]): Stat {
-  // ±Infinity (a rate over no time) is as unknown as NaN here.
-  const { mean, std, min, max, sum } = summarize(values.filter(Number.isFinite));
-  return { mean, std, min, max, sum };
-}
-
-export interface RegionSummary {
-  name: string;
-  callsPerRound: number;
-  runtime: Stat;
-  energy: Stat;
-  power: Stat;
-  estimatedEnergy: Stat;
-  /** Percent; absent in reports written before it was measured. */
-  cpuUtil?: Stat;
-  gpuUtil?: Stat;
-}
-
-/** Per region name: statistics over every call in every round. */
-export function summarizeRegions(rounds: readonly RoundMetrics[]): RegionSummary[] {
-  const stats = new RegionStats();
-  for (const r of rounds) stats.addRound(r.regions);
-  return stats.summary();
 }

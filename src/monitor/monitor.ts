@@ -1,21 +1,24 @@
 import { constants } from 'node:os';
+import { type AttributionSetup, RunAttribution } from '../attribution/run.js';
+import { cpuEstimator } from '../platform/cpu-estimate.js';
+import { HeapKeeper, preferSmallFootprint } from '../platform/heap.js';
 import type { PlatformIO } from '../platform/platform-io.js';
+import type { SampleSet } from '../platform/sample-set.js';
 import { appCommand, appNameOf } from './app-command.js';
-import { type AttributionSetup, RunAttribution } from './attribution/run.js';
-import { collapseDiagnostics, describeSources, notAvailable } from './availability.js';
+import { describeSources, notAvailable } from './availability.js';
 import { clockMs } from './clock.js';
 import { flattenConfig, regexesOf } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { cpuEstimator } from './estimate.js';
-import { HeapKeeper, preferSmallFootprint } from './heap.js';
 import { type Logger, SILENT } from './log.js';
 import { collectMetadata, hostCpus } from './metadata.js';
-import { type RoundMetrics, roundMetrics } from './metrics.js';
+import { roundMetrics } from './metrics.js';
+import type { Report, RoundMetrics } from './model/report-model.js';
+import { collapseDiagnostics } from './model/unavailable.js';
+import { reportUnits } from './model/units.js';
 import { clearingProgress, ProgressLine } from './progress.js';
-import { type Report, reportUnits } from './report-model.js';
-import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from './round-stats.js';
+import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from './round-collector.js';
 import { runApp } from './run-app.js';
-import { Sampler, type SampleSet, SamplingLoop } from './sampler.js';
+import { Sampler, SamplingLoop } from './sampler.js';
 import { selectSeries } from './signals.js';
 
 export interface MonitorOptions {

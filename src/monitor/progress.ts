@@ -1,9 +1,9 @@
+import { RunningEnergy } from '../platform/counter-segments.js';
 import { step } from '../platform/integration.js';
-import { RunningEnergy } from './energy.js';
-import { type EnergyPart, hostTotal } from './host-total.js';
+import type { SampleSet } from '../platform/sample-set.js';
+import type { SeriesSpec } from '../platform/signal-catalogue.js';
 import type { Logger, LogLevel } from './log.js';
-import type { SampleSet } from './sampler.js';
-import type { SeriesSpec } from './signals.js';
+import { type EnergyPart, hostTotal } from './model/host-total.js';
 
 export interface ProgressOptions {
   /** Watts at full CPU load, for the estimate shown when nothing is measured. */

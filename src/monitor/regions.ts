@@ -1,8 +1,9 @@
 import { writeSync } from 'node:fs';
 import { encodeRegionEvent, REGION_FD_ENV } from './channel.js';
 import { clockMs } from './clock.js';
-import { type RegionSummary, roundMetrics, summarizeRegions } from './metrics.js';
-import type { RegionEvent } from './regions-pairing.js';
+import { roundMetrics } from './metrics.js';
+import type { RegionEvent, RegionSummary } from './model/report-model.js';
+import { summarizeRegions } from './model/round-stats.js';
 
 /**
  * Regions API for JS/TS apps: `measure(name, fn)` and `region(name)`.
@@ -71,7 +72,7 @@ function startStandalone(): Standalone {
         import('../backends/open-platform.js'),
         import('./sampler.js'),
         import('./signals.js'),
-        import('./estimate.js'),
+        import('../platform/cpu-estimate.js'),
         import('./metadata.js'),
       ]);
     const pio = await openPlatform();

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { JoulegateError } from '../platform/errors.js';
 import { REGION_FD_ENV, RegionEventDecoder } from './channel.js';
 import { clockMs } from './clock.js';
-import type { RegionEvent } from './regions-pairing.js';
+import type { AppExit, RegionEvent } from './model/report-model.js';
 
 /** The app could not be started; `status` is the shell's convention (127 not found, 126 not executable). */
 export class AppStartError extends JoulegateError {
@@ -17,13 +17,6 @@ export class AppStartError extends JoulegateError {
   ) {
     super(message);
   }
-}
-
-export interface AppExit {
-  /** The status the monitor passes on: the app's code, or 128 + signal number. */
-  status: number;
-  code: number;
-  signal: string;
 }
 
 export interface AppRun {

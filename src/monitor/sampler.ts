@@ -1,18 +1,13 @@
 import { parseDomain } from '../platform/domains.js';
 import { errorMessage, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
+import type { SampleSet } from '../platform/sample-set.js';
+import type { SeriesSpec } from '../platform/signal-catalogue.js';
 import { clockMs } from './clock.js';
-import { type SeriesSpec, storedValue } from './signals.js';
+import { storedValue } from './signals.js';
 
 /** Why a read failed when PlatformIO gave NaN without an error. */
 export const NAN_READ = 'read returned NaN';
-
-/** Samples of one run: timestamps (s since `originMs`) and one value array per series. */
-export interface SampleSet {
-  originMs: number;
-  times: number[];
-  values: number[][];
-}
 
 /**
  * Reads a fixed set of series through PlatformIO's batch interface. A failed read is NaN, never

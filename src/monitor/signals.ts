@@ -116,19 +116,6 @@ export function selectSeries(
   return { series, notes };
 }
 
-/** Unit symbol of a series' stored values (perun's Unit symbols). */
-export const SAMPLE_UNITS: Readonly<Record<SeriesKind, string>> = {
-  energy: 'J',
-  power: 'W',
-  util: '%',
-  memory: 'B',
-  bytes: 'B',
-};
-
-export function seriesUnit(kind: SeriesKind): string {
-  return SAMPLE_UNITS[kind];
-}
-
 /** A signal's value in the unit the report stores for its kind: utilisation 0..1 → percent. */
 export function storedValue(kind: SeriesKind, signalValue: number): number {
   return kind === 'util' ? signalValue * 100 : signalValue;

@@ -1,22 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JoulegateError } from '../platform/errors.js';
-import type { PlatformIO } from '../platform/platform-io.js';
-import type { Sysroot } from '../platform/sysroot.js';
-import { discoverConsumers, openFound } from './attribution/discover.js';
-import type { IdlePolicy, IntervalShares } from './attribution/engine.js';
-import { kernelClockTicks } from './attribution/kernel-files.js';
+import { discoverConsumers, openFound } from '../attribution/discover.js';
+import type { IdlePolicy, IntervalShares } from '../attribution/engine.js';
+import { kernelClockTicks } from '../attribution/kernel-files.js';
 import {
   type AttributedGroup,
   AttributionMeter,
   type EnergySource,
   energySources,
   type GpuUseSource,
-} from './attribution/meter.js';
-import { cpuIdlePower, gpuUseOf } from './attribution/run.js';
+} from '../attribution/meter.js';
+import { cpuIdlePower, gpuUseOf } from '../attribution/run.js';
+import { cpuEstimator } from '../platform/cpu-estimate.js';
+import { JoulegateError } from '../platform/errors.js';
+import type { PlatformIO } from '../platform/platform-io.js';
+import type { SampleSet } from '../platform/sample-set.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { clockMs } from './clock.js';
-import { cpuEstimator } from './estimate.js';
 import { hostCpus } from './metadata.js';
-import { Sampler, type SampleSet } from './sampler.js';
+import { Sampler } from './sampler.js';
 import { selectSeries } from './signals.js';
 
 /**

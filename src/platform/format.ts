@@ -69,3 +69,9 @@ export function formatValue(format: FormatType, value: number): string {
       throw new RangeError(`invalid format type: ${format}`);
   }
 }
+
+/** `a`, `a and b`, `a, b and c`. */
+export function listInWords(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}

@@ -1,4 +1,4 @@
-import type { AttributionGroupReport, AttributionReport } from '../monitor/attribution/summary.js';
+import type { AttributionGroupReport, AttributionReport } from '../attribution/summary.js';
 import { withUnit } from './units.js';
 
 /**

@@ -1,6 +1,5 @@
-import { CONFIG_SCHEMA } from '../monitor/config/schema.js';
-import type { Stat } from '../monitor/metrics.js';
-import type { Report } from '../monitor/report-model.js';
+import type { Report, Stat } from '../monitor/model/report-model.js';
+import { BENCH_UNIT_DEFAULTS, type BenchUnitKey } from '../monitor/model/units.js';
 import { prefixFactor } from './units.js';
 
 export interface BenchEntry {
@@ -11,10 +10,7 @@ export interface BenchEntry {
 }
 
 // metric name → base unit and the [benchmarking.units] key that scales it.
-const METRIC_UNITS: Record<
-  string,
-  { unit: string; key: '' | keyof (typeof CONFIG_SCHEMA)['benchmarking.units'] }
-> = {
+const METRIC_UNITS: Record<string, { unit: string; key: '' | BenchUnitKey }> = {
   runtime: { unit: 's', key: 'second' },
   energy: { unit: 'J', key: 'joule' },
   app_energy: { unit: 'J', key: 'joule' },
@@ -36,8 +32,7 @@ function entry(
   // A fixed unit per metric, never one picked by the value: a tracker compares the numbers of
   // one series across runs (0.9 s and 1.1 s, not 900 ms and 1.1 s).
   const prefix = spec.key
-    ? (report.config[`benchmarking.units.${spec.key}`] ??
-      CONFIG_SCHEMA['benchmarking.units'][spec.key].default)
+    ? (report.config[`benchmarking.units.${spec.key}`] ?? BENCH_UNIT_DEFAULTS[spec.key])
     : '';
   const f = prefixFactor(prefix);
   const unit = metric === 'money' ? report.priceUnit : `${prefix}${spec.unit}`;

@@ -1,5 +1,5 @@
-import type { Report } from '../monitor/report-model.js';
-import { seriesUnit } from '../monitor/signals.js';
+import type { Report } from '../monitor/model/report-model.js';
+import { seriesUnit } from '../monitor/model/units.js';
 import { attributionCsvRows } from './attribution.js';
 
 const quote = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);

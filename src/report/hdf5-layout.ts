@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
-import type { DeviceGroup, EnergyMethod } from '../monitor/signals.js';
 import { importModule } from '../platform/dynamic-import.js';
+import type { DeviceGroup, EnergyMethod } from '../platform/signal-catalogue.js';
 
 /*
  * Names shared by the HDF5 writer (hdf5.ts) and reader (hdf5-read.ts): perun's layout

@@ -1,16 +1,20 @@
-import {
-  type GroupMetrics,
-  type HostMetrics,
-  type RegionCallMetrics,
-  type RegionSummary,
-  type Stat,
-  stat,
-} from '../monitor/metrics.js';
-import { pairRegionEvents, type RegionEvent } from '../monitor/regions-pairing.js';
-import { type Report, type RoundReport, reportUnits, type SourceInfo } from '../monitor/report-model.js';
-import type { DeviceGroup, SeriesKind, SeriesSpec } from '../monitor/signals.js';
+import { pairRegionEvents } from '../monitor/model/regions-pairing.js';
+import type {
+  GroupMetrics,
+  HostMetrics,
+  RegionCallMetrics,
+  RegionEvent,
+  RegionSummary,
+  Report,
+  RoundReport,
+  SourceInfo,
+  Stat,
+} from '../monitor/model/report-model.js';
+import { stat } from '../monitor/model/round-stats.js';
+import { reportUnits } from '../monitor/model/units.js';
 import type { Diagnostic } from '../platform/backend.js';
 import { JoulegateError } from '../platform/errors.js';
+import type { DeviceGroup, SeriesKind, SeriesSpec } from '../platform/signal-catalogue.js';
 import {
   type GROUP_VALUE_KEYS,
   type Group,
@@ -26,7 +30,7 @@ import {
   optionalText,
   type TreeReader,
   textAttrsExcept,
-} from './hdf5-read.js';
+} from './hdf5-tree.js';
 
 /*
  * Files perun wrote (shared/reference/perun.md §2.1, §4): APP → MULTI_RUN (one per perun

@@ -1,24 +1,25 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { IdlePolicy } from '../monitor/attribution/engine.js';
-import type { AttributedGroup } from '../monitor/attribution/meter.js';
-import type { AttributionReport } from '../monitor/attribution/summary.js';
-import type { HostRule, HostTotal } from '../monitor/host-total.js';
-import {
-  type GroupMetrics,
-  type HostMetrics,
-  type RegionCallMetrics,
-  type Stat,
-  stat,
-  summarizeRegions,
-} from '../monitor/metrics.js';
-import type { RegionEvent } from '../monitor/regions-pairing.js';
-import { type Report, type RoundReport, reportUnits, type SourceInfo } from '../monitor/report-model.js';
-import type { AppExit } from '../monitor/run-app.js';
-import type { DeviceGroup, EnergyMethod, SeriesKind, SeriesSpec } from '../monitor/signals.js';
+import type { IdlePolicy } from '../attribution/engine.js';
+import type { AttributedGroup } from '../attribution/meter.js';
+import type { AttributionReport } from '../attribution/summary.js';
+import type {
+  AppExit,
+  GroupMetrics,
+  HostMetrics,
+  HostRule,
+  HostTotal,
+  RegionCallMetrics,
+  RegionEvent,
+  Report,
+  RoundReport,
+  SourceInfo,
+} from '../monitor/model/report-model.js';
+import { stat, summarizeRegions } from '../monitor/model/round-stats.js';
+import { reportUnits } from '../monitor/model/units.js';
 import type { Diagnostic } from '../platform/backend.js';
 import { errorMessage, JoulegateError, ParseError } from '../platform/errors.js';
+import type { DeviceGroup, EnergyMethod, SeriesKind, SeriesSpec } from '../platform/signal-catalogue.js';
 import {
-  type Dataset,
   GROUP_ENERGY_COLUMN,
   type GROUP_VALUE_KEYS,
   type Group,
@@ -27,19 +28,24 @@ import {
   HOST_TOTAL_ATTRS,
   loadH5,
   MULTI_RUN_ATTRS,
-  metricGroupName,
-  type Node,
   nodeName,
   RUN_ATTRS,
   SENSOR_ATTRS,
   SOURCE_ATTRS,
   TABLES,
 } from './hdf5-layout.js';
-
-/** A bad or missing part of the tree: reported as one line naming the file and the place. */
-export class TreeError extends Error {}
-
-export type Attrs = Record<string, unknown>;
+import {
+  type Attrs,
+  attrsOf,
+  idOf,
+  num,
+  optionalText,
+  requiredNum,
+  TreeError,
+  TreeReader,
+  text,
+  textAttrsExcept,
+} from './hdf5-tree.js';
 
 /**
  * Reads the report back from the tree hdf5.ts writes: perun's nodes, metrics and raw data,
@@ -47,70 +53,7 @@ export type Attrs = Record<string, unknown>;
  * rounds and are not in the tree (the estimated energy summary, the region summary) are
  * computed from the rounds read, as the monitor computes them.
  */
-export class TreeReader {
-  constructor(private readonly h5: H5) {}
-
-  group(parent: Group, name: string): Group {
-    const g = parent.get(name);
-    if (!(g instanceof this.h5.Group)) throw new TreeError(`no group ${parent.path}/${name}`);
-    return g;
-  }
-
-  dataset(parent: Group, name: string): Dataset {
-    const d = parent.get(name);
-    if (!(d instanceof this.h5.Dataset)) throw new TreeError(`no dataset ${parent.path}/${name}`);
-    return d;
-  }
-
-  /** The group's only child (the first when there are several: perun keeps history). */
-  firstChild(parent: Group): Group {
-    const name = parent.keys()[0];
-    if (name === undefined) throw new TreeError(`${parent.path} is empty`);
-    return this.group(parent, name);
-  }
-
-  children(parent: Group): Group[] {
-    return parent.keys().map((k) => this.group(parent, k));
-  }
-
-  optionalGroup(parent: Group, name: string): Group | undefined {
-    return parent.get(name) === null ? undefined : this.group(parent, name);
-  }
-
-  numbers(parent: Group, name: string): number[] {
-    const value = this.dataset(parent, name).value;
-    if (!ArrayBuffer.isView(value)) throw new TreeError(`${parent.path}/${name} is not numeric`);
-    return Array.from(value as ArrayLike<number | bigint>, Number);
-  }
-
-  strings(parent: Group, name: string): string[] {
-    const value = this.dataset(parent, name).value;
-    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
-      throw new TreeError(`${parent.path}/${name} is not text`);
-    return value;
-  }
-
-  /** The value of a perun Metric (`metrics/<NAME>` attribute `value`); undefined when absent. */
-  metric(node: Group, metric: string): number | undefined {
-    const m = this.optionalGroup(this.group(node, 'metrics'), metricGroupName(metric));
-    return m && num(attrsOf(m), 'value', m.path);
-  }
-
-  requiredMetric(node: Group, metric: string): number {
-    const v = this.metric(node, metric);
-    if (v === undefined) throw new TreeError(`no ${metricGroupName(metric)} metric in ${node.path}`);
-    return v;
-  }
-
-  /** A perun Stats metric; undefined when absent. */
-  optionalStats(node: Group, metric: string): Stat | undefined {
-    const m = this.optionalGroup(this.group(node, 'metrics'), metricGroupName(metric));
-    if (!m) return undefined;
-    const a = attrsOf(m);
-    const of = (k: string) => requiredNum(a, k, m.path);
-    return { mean: of('mean'), std: of('std'), min: of('min'), max: of('max'), sum: of('sum') };
-  }
-
+export class JoulegateTreeReader extends TreeReader {
   report(file: Group): Report {
     const app = this.firstChild(file);
     const multi = this.firstChild(this.group(app, 'nodes'));
@@ -425,52 +368,6 @@ function hostTotalOf(a: Attrs, where: string): HostTotal | undefined {
   };
 }
 
-/** Attribute values in creation order. */
-export function attrsOf(node: Node): Attrs {
-  return Object.fromEntries(Object.entries(node.attrs).map(([k, a]) => [k, a.value]));
-}
-
-/** A node's id: its name, or the `id` attribute where the name had to change. */
-export function idOf(node: Group): string {
-  const id = attrsOf(node).id;
-  return typeof id === 'string' ? id : node.path.slice(node.path.lastIndexOf('/') + 1);
-}
-
-export function optionalText(a: Attrs, name: string, where: string): string | undefined {
-  const v = a[name];
-  if (v !== undefined && typeof v !== 'string')
-    throw new TreeError(`${where}: attribute ${name} is not text`);
-  return v;
-}
-
-export function text(a: Attrs, name: string, where: string): string {
-  const v = optionalText(a, name, where);
-  if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
-  return v;
-}
-
-export function num(a: Attrs, name: string, where: string): number | undefined {
-  const v = a[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' && typeof v !== 'bigint')
-    throw new TreeError(`${where}: attribute ${name} is not a number`);
-  return Number(v);
-}
-
-export function requiredNum(a: Attrs, name: string, where: string): number {
-  const v = num(a, name, where);
-  if (v === undefined) throw new TreeError(`${where}: no attribute ${name}`);
-  return v;
-}
-
-/** The text attributes that are not joulegate's own (metadata on a RUN, config on a MULTI_RUN). */
-export function textAttrsExcept(a: Attrs, own: readonly string[]): Record<string, string> {
-  const skip = new Set([...own, 'type', 'id']);
-  return Object.fromEntries(
-    Object.entries(a).filter((e): e is [string, string] => !skip.has(e[0]) && typeof e[1] === 'string'),
-  );
-}
-
 /** The HDF5 format signature, at 0 or after a user block of 512, 1024, 2048, … bytes. */
 const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -523,7 +420,7 @@ export async function readHdf5(path: string, runId?: string): Promise<Report> {
     } catch (err) {
       throw new ParseError(`${path}: not a readable HDF5 file (${hdf5Reason(err)})`);
     }
-    const reader = new TreeReader(h5);
+    const reader = new JoulegateTreeReader(h5);
     const perun = await import('./hdf5-perun-read.js');
     let fromPerun = false;
     try {

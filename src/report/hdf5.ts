@@ -1,9 +1,17 @@
-import type { AttributionReport } from '../monitor/attribution/summary.js';
-import { type GroupMetrics, type RegionCallMetrics, type Stat, stat } from '../monitor/metrics.js';
-import type { RegionEvent } from '../monitor/regions-pairing.js';
-import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
-import { type DeviceGroup, type SeriesSpec, seriesUnit } from '../monitor/signals.js';
+import type { AttributionReport } from '../attribution/summary.js';
+import type {
+  GroupMetrics,
+  RegionCallMetrics,
+  RegionEvent,
+  Report,
+  RoundReport,
+  SourceInfo,
+  Stat,
+} from '../monitor/model/report-model.js';
+import { stat } from '../monitor/model/round-stats.js';
+import { seriesUnit } from '../monitor/model/units.js';
 import type { Diagnostic } from '../platform/backend.js';
+import type { DeviceGroup, SeriesSpec } from '../platform/signal-catalogue.js';
 import { float64, type H5Group, type H5Node, int64, rootGroup } from './hdf5-file/tree.js';
 import { writeHdf5File } from './hdf5-file/write-file.js';
 import {

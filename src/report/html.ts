@@ -1,4 +1,4 @@
-import type { Report, RoundReport, SourceInfo } from '../monitor/report-model.js';
+import type { Report, RoundReport, SourceInfo } from '../monitor/model/report-model.js';
 import { type LineChart, type LineSeries, lineChart } from './svg/chart.js';
 import { type Block, figure } from './svg/figure.js';
 import { escapeXml, fixed, significant } from './svg/format.js';

@@ -1,4 +1,4 @@
-import type { Report } from '../monitor/report-model.js';
+import type { Report } from '../monitor/model/report-model.js';
 import { ParseError } from '../platform/errors.js';
 
 /** Elements of an array of plain values serialised at a time. */

@@ -1,8 +1,9 @@
-import { collapseDiagnostics } from '../monitor/availability.js';
-import { describeHostTotal } from '../monitor/host-total.js';
-import type { GroupMetrics, HostMetrics, Stat } from '../monitor/metrics.js';
-import { coverageStatement, listInWords, type Report, roundCount } from '../monitor/report-model.js';
-import type { DeviceGroup } from '../monitor/signals.js';
+import { describeHostTotal } from '../monitor/model/host-total.js';
+import { coverageStatement, roundCount } from '../monitor/model/report-facts.js';
+import type { GroupMetrics, HostMetrics, Report, Stat } from '../monitor/model/report-model.js';
+import { collapseDiagnostics } from '../monitor/model/unavailable.js';
+import { listInWords } from '../platform/format.js';
+import type { DeviceGroup } from '../platform/signal-catalogue.js';
 import { ATTRIBUTION_HEADER, attributionLines, attributionRows } from './attribution.js';
 import { meanStdUnit, withUnit } from './units.js';
 

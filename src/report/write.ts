@@ -1,9 +1,10 @@
 import { closeSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, resolve } from 'node:path';
-import { fullCollection } from '../monitor/heap.js';
-import { type Report, reportStem } from '../monitor/report-model.js';
+import { reportStem } from '../monitor/model/report-facts.js';
+import type { Report } from '../monitor/model/report-model.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
+import { fullCollection } from '../platform/heap.js';
 import { checkOutputDir, createUnique, writeUnique } from './files.js';
 import { jsonChunks, reportFromJson } from './json.js';
 

@@ -9,8 +9,8 @@ import {
   type MeasuredShares,
   splitByWeights,
   toMicrojoules,
-} from '../../src/monitor/attribution/engine.js';
-import { AttributionTotals, microjoulesToJoules } from '../../src/monitor/attribution/totals.js';
+} from '../../src/attribution/engine.js';
+import { AttributionTotals, microjoulesToJoules } from '../../src/attribution/totals.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { InvalidArgumentError } from '../../src/platform/errors.js';
 import { seededRandom as rng } from '../helpers/random.js';

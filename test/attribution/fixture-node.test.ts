@@ -2,20 +2,16 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openConsumer } from '../../src/monitor/attribution/consumers.js';
+import { openConsumer } from '../../src/attribution/consumers.js';
 import {
   type DeviceKind,
   type DeviceRef,
   IDLE_POLICIES,
   type IdlePolicy,
   type MeasuredShares,
-} from '../../src/monitor/attribution/engine.js';
-import {
-  attributeReadings,
-  type NodeReading,
-  readNodeCpuTimes,
-} from '../../src/monitor/attribution/interval.js';
-import { AttributionTotals } from '../../src/monitor/attribution/totals.js';
+} from '../../src/attribution/engine.js';
+import { attributeReadings, type NodeReading, readNodeCpuTimes } from '../../src/attribution/interval.js';
+import { AttributionTotals } from '../../src/attribution/totals.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { WrappingCounter } from '../../src/platform/energy-counter.js';
 import { Sysroot } from '../../src/platform/sysroot.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ProcessStat } from '../../src/monitor/attribution/proc-stat.js';
+import type { ProcessStat } from '../../src/attribution/proc-stat.js';
 
 /** [ppid, starttime, utime, stime, cutime, cstime, processor], as test/fixtures/attribution/script.json writes them. */
 export type ScriptedProcess = [number, number, number, number, number, number, number];

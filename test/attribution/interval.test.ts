@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CpuReading } from '../../src/monitor/attribution/consumers.js';
-import type { DeviceRef, MeasuredShares } from '../../src/monitor/attribution/engine.js';
-import {
-  attributeReadings,
-  intervalInputs,
-  type NodeReading,
-} from '../../src/monitor/attribution/interval.js';
+import type { CpuReading } from '../../src/attribution/consumers.js';
+import type { DeviceRef, MeasuredShares } from '../../src/attribution/engine.js';
+import { attributeReadings, intervalInputs, type NodeReading } from '../../src/attribution/interval.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { Topology } from '../../src/platform/topology.js';
 import { proc } from './helpers.js';

@@ -2,21 +2,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseCpuacctUsage, parseCpuStatUsage } from '../../src/monitor/attribution/cgroup.js';
-import {
-  processTimeDelta,
-  scalePlacement,
-  spreadEvenly,
-  timeOn,
-} from '../../src/monitor/attribution/cpu-time.js';
-import { kernelClockTicks } from '../../src/monitor/attribution/kernel-files.js';
+import { parseCpuacctUsage, parseCpuStatUsage } from '../../src/attribution/cgroup.js';
+import { processTimeDelta, scalePlacement, spreadEvenly, timeOn } from '../../src/attribution/cpu-time.js';
+import { kernelClockTicks } from '../../src/attribution/kernel-files.js';
 import {
   clockTicksFromAuxv,
   parseChildren,
   parsePidList,
   parseProcessStat,
   processKey,
-} from '../../src/monitor/attribution/proc-stat.js';
+} from '../../src/attribution/proc-stat.js';
 import { ParseError } from '../../src/platform/errors.js';
 import { FIXTURES } from '../helpers/tmp.js';
 import { proc, statLine } from './helpers.js';

@@ -9,7 +9,7 @@ import { asUser, ensureUser } from '../helpers/users.js';
 // Real permissions, real unprivileged user: another user's cgroup counter and processes are
 // made unreadable (as hidepid or a restrictive cgroup delegation would), and the readers must
 // say so — a failed read is never 0 s of CPU time.
-const ATTRIBUTION = new URL('../../dist/monitor/attribution/index.js', import.meta.url).pathname;
+const ATTRIBUTION = new URL('../../dist/attribution/index.js', import.meta.url).pathname;
 const SYSROOT = new URL('../../dist/platform/sysroot.js', import.meta.url).pathname;
 
 test('unreadable cgroup and /proc files are reported with the reason, never read as zero', async () => {

@@ -2,14 +2,10 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openConsumer } from '../../src/monitor/attribution/consumers.js';
-import type { DeviceRef, MeasuredShares } from '../../src/monitor/attribution/engine.js';
-import {
-  attributeReadings,
-  type NodeReading,
-  readNodeCpuTimes,
-} from '../../src/monitor/attribution/interval.js';
-import { kernelClockTicks } from '../../src/monitor/attribution/kernel-files.js';
+import { openConsumer } from '../../src/attribution/consumers.js';
+import type { DeviceRef, MeasuredShares } from '../../src/attribution/engine.js';
+import { attributeReadings, type NodeReading, readNodeCpuTimes } from '../../src/attribution/interval.js';
+import { kernelClockTicks } from '../../src/attribution/kernel-files.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
 import { loadTopology } from '../../src/platform/topology.js';

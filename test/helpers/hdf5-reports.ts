@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Report } from '../../src/monitor/report-model.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { run, runCli } from './cli.js';
 import { tickerSource } from './proc-stat.js';
 import { FIXTURES } from './tmp.js';

@@ -1,4 +1,4 @@
-import type { SeriesSpec } from '../../src/monitor/signals.js';
+import type { SeriesSpec } from '../../src/platform/signal-catalogue.js';
 
 /** A board-domain series of the TEST backend for metric tests; `outside` marks it outside the platform. */
 export function seriesSpec(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import type { AttributionReport } from '../../src/monitor/attribution/summary.js';
+import type { AttributionReport } from '../../src/attribution/summary.js';
 import { runCli } from '../helpers/cli.js';
 import { onlyFile, PERUN_CHECK, python, readReport } from '../helpers/hdf5-reports.js';
 import { tempDir } from '../helpers/tmp.js';

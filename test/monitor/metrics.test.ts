@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { roundMetrics, stat, summarizeRegions } from '../../src/monitor/metrics.js';
-import { pairRegionEvents } from '../../src/monitor/regions-pairing.js';
+import { roundMetrics } from '../../src/monitor/metrics.js';
+import { pairRegionEvents } from '../../src/monitor/model/regions-pairing.js';
+import { stat, summarizeRegions } from '../../src/monitor/model/round-stats.js';
 import { PLAIN_POST, seriesSpec } from '../helpers/series-spec.js';
 
 const close = (a: number, b: number, eps = 1e-6) => assert.ok(Math.abs(a - b) <= eps, `${a} != ${b}`);

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/report-model.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';

@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/report-model.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { makeDirs } from '../../src/platform/make-dirs.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pairRegionEvents } from '../../src/monitor/regions-pairing.js';
-import type { Report } from '../../src/monitor/report-model.js';
+import { pairRegionEvents } from '../../src/monitor/model/regions-pairing.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { run, runCli } from '../helpers/cli.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 

@@ -3,8 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadPlatform } from '../../src/backends/load.js';
-import { NAN_READ, Sampler, type SampleSet, whyNoValue } from '../../src/monitor/sampler.js';
+import { NAN_READ, Sampler, whyNoValue } from '../../src/monitor/sampler.js';
 import { selectSeries } from '../../src/monitor/signals.js';
+import type { SampleSet } from '../../src/platform/sample-set.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
 import { copyFixture } from '../helpers/tmp.js';
 

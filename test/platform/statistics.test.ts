@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SessionStats } from '../../src/cli/session/report.js';
-import { stat } from '../../src/monitor/metrics.js';
+import { stat } from '../../src/monitor/model/round-stats.js';
 import { Aggregation, aggregate } from '../../src/platform/aggregation.js';
 import { RunningStats, summarize } from '../../src/platform/statistics.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/report-model.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { type BenchEntry, renderBench } from '../../src/report/bench.js';
 import { monitorJsonHdf5, regionsApp } from '../helpers/hdf5-reports.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';

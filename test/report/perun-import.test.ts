@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { stat } from '../../src/monitor/metrics.js';
+import { stat } from '../../src/monitor/model/round-stats.js';
 import { runCli } from '../helpers/cli.js';
 import { FIXTURES_PERUN_MAKE, PERUN_CHECK, parseReport, python } from '../helpers/hdf5-reports.js';
 import { tempDir } from '../helpers/tmp.js';

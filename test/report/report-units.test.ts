@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/report-model.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { runCli } from '../helpers/cli.js';
 import { onlyFile, parseReport, regionsApp } from '../helpers/hdf5-reports.js';
 import { paddedStat } from '../helpers/proc-stat.js';

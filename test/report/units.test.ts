@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { stat } from '../../src/monitor/metrics.js';
+import { stat } from '../../src/monitor/model/round-stats.js';
 import { meanStdUnit } from '../../src/report/units.js';
 
 test('mean ± std with one shared prefix; a single value shows no spread (its std is NaN, not 0)', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/report-model.js';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { CSV_ROWS_PER_CHUNK, csvChunks, renderCsv } from '../../src/report/csv.js';
 import { writeUnique } from '../../src/report/files.js';
 import { jsonChunks } from '../../src/report/json.js';

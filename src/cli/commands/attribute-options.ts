@@ -1,7 +1,7 @@
 import { type Command, Option, InvalidArgumentError as OptionError } from 'commander';
-import type { ConsumerSpec } from '../../monitor/attribution/consumers.js';
-import { IDLE_POLICIES, type IdlePolicy } from '../../monitor/attribution/engine.js';
-import type { AttributionSetup } from '../../monitor/attribution/run.js';
+import type { ConsumerSpec } from '../../attribution/consumers.js';
+import { IDLE_POLICIES, type IdlePolicy } from '../../attribution/engine.js';
+import type { AttributionSetup } from '../../attribution/run.js';
 
 /**
  * The options of energy attribution (docs/attribution.md) shared by `monitor --attribute` and
@@ -80,7 +80,7 @@ export async function attributionSetup(opts: Record<string, unknown>): Promise<A
   const specs = consumerSpecs(opts);
   if (specs === undefined) return undefined;
   const [{ openConsumer }, { Sysroot }] = await Promise.all([
-    import('../../monitor/attribution/consumers.js'),
+    import('../../attribution/consumers.js'),
     import('../../platform/sysroot.js'),
   ]);
   const root = new Sysroot();

@@ -69,7 +69,7 @@ export function register(program: Command): void {
       const sampler = new NodeSampler(pio);
       for (const note of sampler.notes) log(`joulegate exporter: ${note}`);
       const attribute = sources.length > 0 || opts.cgroup.length > 0;
-      const { processUtilizationReader, NvmlGpuUse } = await import('../../monitor/attribution/gpu-use.js');
+      const { processUtilizationReader, NvmlGpuUse } = await import('../../attribution/gpu-use.js');
       const gpuReader = attribute ? processUtilizationReader(pio) : undefined;
       const consumers = attribute
         ? new consumersModule.ConsumerEnergy(new Sysroot(), pio.topology, {

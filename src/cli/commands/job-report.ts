@@ -121,7 +121,7 @@ export function register(program: Command): void {
         import('../../cluster/job-report/hostlist.js'),
         import('../../cluster/job-report/job-energy.js'),
         import('../../cluster/job-report/prometheus.js'),
-        import('../../report/job-report.js'),
+        import('../../cluster/job-report/render.js'),
       ]);
     const formats = opts.format.split(',').map((f) => f.trim());
     for (const f of formats) {

@@ -10,8 +10,9 @@ export function register(program: Command): void {
     .option('--all', 'every sensor of every backend (default: those the monitor samples)')
     .option('--json', 'JSON instead of a table')
     .action(async (opts: { all?: boolean; json?: boolean }) => {
-      const [{ selectSeries, seriesUnit }, { markdownTable }] = await Promise.all([
+      const [{ selectSeries }, { seriesUnit }, { markdownTable }] = await Promise.all([
         import('../../monitor/signals.js'),
+        import('../../monitor/model/units.js'),
         import('../../report/text.js'),
       ]);
       const pio = await openPlatform();

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError as OptionError } from 'commander';
-import type { IdlePolicy } from '../../monitor/attribution/engine.js';
+import type { IdlePolicy } from '../../attribution/engine.js';
 import type { TopRow, TopTable } from '../../monitor/top.js';
 import { addIdleOptions, watts as wattsOption } from './attribute-options.js';
 

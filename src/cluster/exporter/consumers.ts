@@ -10,7 +10,7 @@ import {
   type NodeReading,
   openFound,
   readNodeCpuTimes,
-} from '../../monitor/attribution/index.js';
+} from '../../attribution/index.js';
 import { DomainType } from '../../platform/domains.js';
 import type { Sysroot } from '../../platform/sysroot.js';
 import type { Topology } from '../../platform/topology.js';
@@ -18,9 +18,9 @@ import type { NodeSample } from './node-metrics.js';
 
 /**
  * Per-consumer energy for the exporter: at every scrape the node's energy counters, /proc/stat
- * and each consumer's CPU counters are read, and the attribution engine (monitor/attribution)
+ * and each consumer's CPU counters are read, and the attribution engine (attribution)
  * splits the interval since the previous scrape. Consumers are found on the node each scrape
- * (monitor/attribution/discover.ts, as `joulegate top` finds them): Slurm jobs, users' sessions,
+ * (attribution/discover.ts, as `joulegate top` finds them): Slurm jobs, users' sessions,
  * system services and scopes, as chosen, and cgroups named on the command line. Label
  * cardinality is bounded: at most `maxConsumers` are tracked (the energy of any other is
  * "unattributed"), and a consumer that is gone or got no energy for `expiryS` seconds is dropped

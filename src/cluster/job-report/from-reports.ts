@@ -1,7 +1,7 @@
-import { counterSegments } from '../../monitor/energy.js';
-import type { Report } from '../../monitor/report-model.js';
-import type { DeviceGroup } from '../../monitor/signals.js';
+import type { Report } from '../../monitor/model/report-model.js';
+import { counterSegments } from '../../platform/counter-segments.js';
 import { total } from '../../platform/integration.js';
+import type { DeviceGroup } from '../../platform/signal-catalogue.js';
 import {
   assembleJobReport,
   type DeviceWindowEnergy,

@@ -1,5 +1,5 @@
-import { type EnergyPart, hostTotal } from '../../monitor/host-total.js';
-import type { DeviceGroup } from '../../monitor/signals.js';
+import { type EnergyPart, hostTotal } from '../../monitor/model/host-total.js';
+import type { DeviceGroup } from '../../platform/signal-catalogue.js';
 import { counterWindowEnergy, type Gap, type WindowEnergy } from './counter-window.js';
 import { type PrometheusClient, promqlRegexLiteral, type RangeSeries } from './prometheus.js';
 

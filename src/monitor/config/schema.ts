@@ -1,4 +1,5 @@
 import * as z from '../../platform/validation.js';
+import { BENCH_UNIT_DEFAULTS } from '../model/units.js';
 
 const regexList = z.string().check(
   z.refine(
@@ -87,11 +88,11 @@ export const CONFIG_SCHEMA = {
     region_metrics: { schema: metricList, default: 'runtime,energy' },
   },
   'benchmarking.units': {
-    joule: { schema: magnitude, default: 'k' },
-    second: { schema: magnitude, default: '' },
-    percent: { schema: magnitude, default: '' },
-    watt: { schema: magnitude, default: '' },
-    byte: { schema: magnitude, default: 'G' },
+    joule: { schema: magnitude, default: BENCH_UNIT_DEFAULTS.joule },
+    second: { schema: magnitude, default: BENCH_UNIT_DEFAULTS.second },
+    percent: { schema: magnitude, default: BENCH_UNIT_DEFAULTS.percent },
+    watt: { schema: magnitude, default: BENCH_UNIT_DEFAULTS.watt },
+    byte: { schema: magnitude, default: BENCH_UNIT_DEFAULTS.byte },
   },
   debug: {
     log_lvl: { schema: logLevel, default: 'WARNING' },

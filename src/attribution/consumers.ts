@@ -1,5 +1,5 @@
-import { errorMessage, InvalidArgumentError } from '../../platform/errors.js';
-import type { Sysroot } from '../../platform/sysroot.js';
+import { errorMessage, InvalidArgumentError } from '../platform/errors.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { type CgroupLocation, describeCgroup, readCgroup, resolveCgroupPath } from './cgroup.js';
 import { findContainerCgroup, validContainerId } from './container.js';
 import { cgroupGpus } from './gpu-binding.js';

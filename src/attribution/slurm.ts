@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../../platform/errors.js';
-import type { Sysroot } from '../../platform/sysroot.js';
+import { InvalidArgumentError } from '../platform/errors.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { CGROUP_ROOT, type CgroupLocation, CPUACCT_MOUNTS, describeCgroup, hasUsage } from './cgroup.js';
 import { subdirectories } from './kernel-files.js';
 

@@ -1,5 +1,5 @@
-import { WrappingCounter } from '../platform/energy-counter.js';
-import { type Segment, Segments, total, trapezoid } from '../platform/integration.js';
+import { WrappingCounter } from './energy-counter.js';
+import { type Segment, Segments, total, trapezoid } from './integration.js';
 
 /**
  * Cumulative counters (energy in joules, bytes) as segments: ΔE between good readings, wrap

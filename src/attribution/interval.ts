@@ -1,8 +1,8 @@
-import { type CpuTimes, parseProcStat } from '../../backends/procfs/parse.js';
-import { DomainType } from '../../platform/domains.js';
-import { errorMessage, InvalidArgumentError } from '../../platform/errors.js';
-import type { Sysroot } from '../../platform/sysroot.js';
-import type { Topology } from '../../platform/topology.js';
+import { type CpuTimes, parseProcStat } from '../backends/procfs/parse.js';
+import { DomainType } from '../platform/domains.js';
+import { errorMessage, InvalidArgumentError } from '../platform/errors.js';
+import type { Sysroot } from '../platform/sysroot.js';
+import type { Topology } from '../platform/topology.js';
 import type { CpuReading } from './consumers.js';
 import { type PlacedCpuTime, processTimeDelta, scalePlacement, spreadEvenly, timeOn } from './cpu-time.js';
 import {

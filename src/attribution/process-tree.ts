@@ -1,5 +1,5 @@
-import { PermissionError } from '../../platform/errors.js';
-import type { Sysroot } from '../../platform/sysroot.js';
+import { PermissionError } from '../platform/errors.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { listPids, readIfPresent, readProcessStat, subdirectories } from './kernel-files.js';
 import { type ProcessStat, parseChildren, parseProcessStat, processKey } from './proc-stat.js';
 

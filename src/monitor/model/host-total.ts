@@ -1,4 +1,5 @@
-import type { DeviceGroup } from './signals.js';
+import type { DeviceGroup } from '../../platform/signal-catalogue.js';
+import type { HostRule, HostTotal } from './report-model.js';
 
 /**
  * The host total rule: the host's measured energy never drops a measured group.
@@ -16,22 +17,6 @@ export interface EnergyPart {
   /** Joules; NaN when unknown over this span (which makes the sum it is in unknown). */
   energy: number;
   outsidePlatform?: boolean;
-}
-
-/** How the host total was formed: `parts` = no board sensor, the sum of the groups. */
-export type HostRule = 'parts' | 'board' | 'board-not-plausible';
-
-/** The decision and its figures, kept in every report (joules; NaN where there is no such part). */
-export interface HostTotal {
-  rule: HostRule;
-  /** The board/platform sensor's energy. */
-  boardEnergy: number;
-  /** The groups the board sensor covers, and their energy. */
-  coveredGroups: DeviceGroup[];
-  coveredEnergy: number;
-  /** The groups outside the platform (always added), and their energy. */
-  outsideGroups: DeviceGroup[];
-  outsideEnergy: number;
 }
 
 type Bucket = 'board' | 'covered' | 'outside';

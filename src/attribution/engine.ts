@@ -1,5 +1,5 @@
-import type { DomainType } from '../../platform/domains.js';
-import { InvalidArgumentError } from '../../platform/errors.js';
+import type { DomainType } from '../platform/domains.js';
+import { InvalidArgumentError } from '../platform/errors.js';
 
 /**
  * The attribution engine: splits one interval's measured energy of one device among the

@@ -2,9 +2,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type HostMetrics, type RegionCallMetrics, stat } from '../../src/monitor/metrics.js';
-import type { Report, RoundReport } from '../../src/monitor/report-model.js';
-import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from '../../src/monitor/round-stats.js';
+import type {
+  HostMetrics,
+  RegionCallMetrics,
+  Report,
+  RoundReport,
+} from '../../src/monitor/model/report-model.js';
+import { stat } from '../../src/monitor/model/round-stats.js';
+import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from '../../src/monitor/round-collector.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

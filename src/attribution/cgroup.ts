@@ -1,5 +1,5 @@
-import { InvalidArgumentError, ParseError } from '../../platform/errors.js';
-import { parseCpuList, type Sysroot } from '../../platform/sysroot.js';
+import { InvalidArgumentError, ParseError } from '../platform/errors.js';
+import { parseCpuList, type Sysroot } from '../platform/sysroot.js';
 import { readIfPresent, subdirectories } from './kernel-files.js';
 import { type ProcessStat, parsePidList } from './proc-stat.js';
 import { readProcesses } from './process-tree.js';

@@ -1,5 +1,5 @@
 import { endianness } from 'node:os';
-import { ParseError } from '../../platform/errors.js';
+import { ParseError } from '../platform/errors.js';
 
 /**
  * Pure parsers for the per-process /proc files attribution reads. Times stay in clock ticks

@@ -1,4 +1,4 @@
-import type { Sysroot } from '../../platform/sysroot.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { CGROUP_ROOT, type CgroupLocation, CPUACCT_MOUNTS } from './cgroup.js';
 import { readIfPresent } from './kernel-files.js';
 

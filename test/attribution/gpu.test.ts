@@ -1,19 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ConsumerSpec } from '../../src/attribution/consumers.js';
+import { openConsumer } from '../../src/attribution/consumers.js';
+import type { MeasuredShares } from '../../src/attribution/engine.js';
+import { parseDevicesList } from '../../src/attribution/gpu-binding.js';
+import { AttributionMeter, energySources } from '../../src/attribution/meter.js';
+import { gpuUseOf } from '../../src/attribution/run.js';
 import { loadPlatform } from '../../src/backends/load.js';
-import type { ConsumerSpec } from '../../src/monitor/attribution/consumers.js';
-import { openConsumer } from '../../src/monitor/attribution/consumers.js';
-import type { MeasuredShares } from '../../src/monitor/attribution/engine.js';
-import { parseDevicesList } from '../../src/monitor/attribution/gpu-binding.js';
-import { AttributionMeter, energySources } from '../../src/monitor/attribution/meter.js';
-import { gpuUseOf } from '../../src/monitor/attribution/run.js';
-import { Sampler, type SampleSet } from '../../src/monitor/sampler.js';
+import { Sampler } from '../../src/monitor/sampler.js';
 import { selectSeries } from '../../src/monitor/signals.js';
+import type { SampleSet } from '../../src/platform/sample-set.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
-import { put } from '../attribution/helpers.js';
 import { FakeGpu } from '../helpers/fake-gpu.js';
 import { copyFixture } from '../helpers/tmp.js';
+import { put } from './helpers.js';
 
 // GPU energy read from the fake NVML (built from test/fakes/fake_nvml.c, loaded through the real
 // koffi FFI) split among Slurm jobs of the attribution fixture nodes by NVML's per-process

@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { decideHostTotal, describeHostTotal, hostTotal } from '../../src/monitor/host-total.js';
-import { roundMetrics } from '../../src/monitor/metrics.js';
-import type { Report } from '../../src/monitor/report-model.js';
-import type { SeriesSpec } from '../../src/monitor/signals.js';
-import { runCli } from '../helpers/cli.js';
-import { FakeGpu } from '../helpers/fake-gpu.js';
-import { onlyFile, PERUN_CHECK, python, readReport } from '../helpers/hdf5-reports.js';
-import { raplApp } from '../helpers/rapl-app.js';
-import { PLAIN_POST, seriesSpec } from '../helpers/series-spec.js';
-import { copyFixture, tempDir } from '../helpers/tmp.js';
+import { roundMetrics } from '../../../src/monitor/metrics.js';
+import { decideHostTotal, describeHostTotal, hostTotal } from '../../../src/monitor/model/host-total.js';
+import type { Report } from '../../../src/monitor/model/report-model.js';
+import type { SeriesSpec } from '../../../src/platform/signal-catalogue.js';
+import { runCli } from '../../helpers/cli.js';
+import { FakeGpu } from '../../helpers/fake-gpu.js';
+import { onlyFile, PERUN_CHECK, python, readReport } from '../../helpers/hdf5-reports.js';
+import { raplApp } from '../../helpers/rapl-app.js';
+import { PLAIN_POST, seriesSpec } from '../../helpers/series-spec.js';
+import { copyFixture, tempDir } from '../../helpers/tmp.js';
 
 const post = PLAIN_POST;
 const spec = (id: string, group: SeriesSpec['group'], outside = false) =>

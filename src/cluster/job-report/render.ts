@@ -1,6 +1,6 @@
-import type { JobEnergyReport } from '../cluster/job-report/job-energy.js';
-import { markdownTable } from './text.js';
-import { withUnit } from './units.js';
+import { markdownTable } from '../../report/text.js';
+import { withUnit } from '../../report/units.js';
+import type { JobEnergyReport } from './job-energy.js';
 
 /**
  * The job report (`joulegate job-report`) in the monitor's formats: text (markdown tables, as

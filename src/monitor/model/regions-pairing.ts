@@ -1,22 +1,4 @@
-/** One region start or stop as the app reported it, on the shared clock (s since run origin). */
-export interface RegionEvent {
-  name: string;
-  kind: 'start' | 'stop';
-  t: number;
-  /** Identifies one call: its stop pairs with its start whatever else is open (threads). */
-  call?: string;
-}
-
-/** One call of a region. */
-export interface RegionCall {
-  name: string;
-  start: number;
-  stop: number;
-  /** Nesting depth when it started (0 = outermost). */
-  depth: number;
-  /** Never stopped by the app (crash, interrupt): closed at the end of the run. */
-  open: boolean;
-}
+import type { RegionCall, RegionEvent } from './report-model.js';
 
 /**
  * Pairs start/stop events into calls. Each name keeps its own stack, so recursive and repeated

@@ -1,5 +1,5 @@
-import { errorMessage } from '../../platform/errors.js';
-import type { Sysroot } from '../../platform/sysroot.js';
+import { errorMessage } from '../platform/errors.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import { CGROUP_ROOT, CPUACCT_MOUNTS } from './cgroup.js';
 import { type Consumer, type ConsumerSpec, openConsumer, renamed } from './consumers.js';
 import { subdirectories } from './kernel-files.js';

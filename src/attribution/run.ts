@@ -1,10 +1,10 @@
-import { errorMessage } from '../../platform/errors.js';
-import type { PlatformIO } from '../../platform/platform-io.js';
-import type { Sysroot } from '../../platform/sysroot.js';
-import type { Topology } from '../../platform/topology.js';
-import type { Estimator } from '../metrics.js';
-import type { SampleSet } from '../sampler.js';
-import type { SeriesSpec } from '../signals.js';
+import type { Estimator } from '../platform/cpu-estimate.js';
+import { errorMessage } from '../platform/errors.js';
+import type { PlatformIO } from '../platform/platform-io.js';
+import type { SampleSet } from '../platform/sample-set.js';
+import type { SeriesSpec } from '../platform/signal-catalogue.js';
+import type { Sysroot } from '../platform/sysroot.js';
+import type { Topology } from '../platform/topology.js';
 import { type Consumer, openConsumer, renamed } from './consumers.js';
 import type { DeviceRef, IdlePolicy } from './engine.js';
 import { NvmlGpuUse, processUtilizationReader } from './gpu-use.js';

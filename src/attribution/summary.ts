@@ -1,4 +1,4 @@
-import type { EnergyMethod } from '../signals.js';
+import type { EnergyMethod } from '../platform/signal-catalogue.js';
 import type { IdlePolicy } from './engine.js';
 import { ATTRIBUTED_GROUPS, type AttributedGroup, type EnergySource } from './meter.js';
 import { type AttributionTotals, microjoulesToJoules } from './totals.js';

@@ -1,10 +1,10 @@
-import { DomainType, parseDomain } from '../../platform/domains.js';
-import { InvalidArgumentError } from '../../platform/errors.js';
-import { step, trapezoid } from '../../platform/integration.js';
-import type { Sysroot } from '../../platform/sysroot.js';
-import { CounterSteps } from '../energy.js';
-import type { Estimator } from '../metrics.js';
-import type { EnergyMethod, SeriesSpec } from '../signals.js';
+import { CounterSteps } from '../platform/counter-segments.js';
+import type { Estimator } from '../platform/cpu-estimate.js';
+import { DomainType, parseDomain } from '../platform/domains.js';
+import { InvalidArgumentError } from '../platform/errors.js';
+import { step, trapezoid } from '../platform/integration.js';
+import type { EnergyMethod, SeriesSpec } from '../platform/signal-catalogue.js';
+import type { Sysroot } from '../platform/sysroot.js';
 import type { Consumer, CpuReading } from './consumers.js';
 import { attributeInterval, type DeviceKind, type DeviceRef, type IntervalShares } from './engine.js';
 import {

@@ -1,5 +1,5 @@
-import { errorMessage } from '../../platform/errors.js';
-import type { PlatformIO } from '../../platform/platform-io.js';
+import { errorMessage } from '../platform/errors.js';
+import type { PlatformIO } from '../platform/platform-io.js';
 import type { GpuUse } from './interval.js';
 import type { GpuConsumer, GpuUseSource } from './meter.js';
 

@@ -1,4 +1,9 @@
-import type { Estimator } from './metrics.js';
+/** How to turn CPU utilisation into watts when no energy source exists. */
+export interface Estimator {
+  /** Watts at 100 % utilisation of the CPUs this host sees. */
+  fullLoadWatts: number;
+  source: string;
+}
 
 /**
  * Package TDP by CPU model, for estimating power where no energy source exists. One row per

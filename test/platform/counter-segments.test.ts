@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { counterIncrease, counterSegments } from '../../src/monitor/energy.js';
+import { counterIncrease, counterSegments } from '../../src/platform/counter-segments.js';
 import { amountWithin, covered, timeWeightedMean, total } from '../../src/platform/integration.js';
 
 const close = (a: number, b: number, eps = 1e-6) => assert.ok(Math.abs(a - b) <= eps, `${a} != ${b}`);

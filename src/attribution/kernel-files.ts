@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Sysroot } from '../../platform/sysroot.js';
-import { wrapIoError } from '../../platform/sysroot.js';
+import type { Sysroot } from '../platform/sysroot.js';
+import { wrapIoError } from '../platform/sysroot.js';
 import { clockTicksFromAuxv, type ProcessStat, parseProcessStat } from './proc-stat.js';
 
 /**
