@@ -17,6 +17,9 @@ const regexList = z.string().check(
     'not a space-separated list of valid regular expressions',
   ),
 );
+/** A list of regexes, empty by default (everything). */
+const regexSetting = (what: string) =>
+  ({ schema: regexList, default: '', flag: { help: `space-separated regexes of ${what}` } }) as const;
 const number = (min: number, max = Number.POSITIVE_INFINITY) =>
   z.coerce.number().check(z.minimum(min), z.maximum(max));
 const int = (min: number) =>
@@ -102,26 +105,10 @@ export const CONFIG_SCHEMA = {
       default: '1',
       flag: { help: 'seconds between samples (>= 0.01)' },
     },
-    include_backends: {
-      schema: regexList,
-      default: '',
-      flag: { help: 'space-separated regexes of backends to use' },
-    },
-    include_sensors: {
-      schema: regexList,
-      default: '',
-      flag: { help: 'space-separated regexes of sensor ids to sample' },
-    },
-    exclude_backends: {
-      schema: regexList,
-      default: '',
-      flag: { help: 'space-separated regexes of backends to skip' },
-    },
-    exclude_sensors: {
-      schema: regexList,
-      default: '',
-      flag: { help: 'space-separated regexes of sensor ids to skip' },
-    },
+    include_backends: regexSetting('backends to use'),
+    include_sensors: regexSetting('sensor ids to sample'),
+    exclude_backends: regexSetting('backends to skip'),
+    exclude_sensors: regexSetting('sensor ids to skip'),
     estimate_tdp: {
       schema: number(0),
       default: '0',
