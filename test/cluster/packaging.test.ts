@@ -29,9 +29,14 @@ test('the exporter unit passes systemd-analyze verify and runs joulegate exporte
 });
 
 test('the sample scrape configuration passes promtool check config', async () => {
+  const text = readFileSync(join(PACKAGING, 'prometheus-joulegate.yml'), 'utf8');
+  const targets = [...text.matchAll(/^\s+- (\S+:\d+)$/gm)].map((m) => m[1]!);
+  assert.ok(targets.length > 0, 'no targets');
+  for (const t of targets)
+    assert.ok(t.endsWith(`:${EXPORTER_DEFAULTS.port}`), `${t}: not the exporter's port`);
   const dir = tempDir();
   const config = join(dir, 'prometheus.yml');
-  writeFileSync(config, readFileSync(join(PACKAGING, 'prometheus-joulegate.yml'), 'utf8'));
+  writeFileSync(config, text);
   const r = await run('promtool', ['check', 'config', config]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
 });
