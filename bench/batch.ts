@@ -14,7 +14,7 @@
  * the floor's p50.
  * Then, each next to its floor or target:
  *   - server CPU per sample with the client reading at 1 kHz (1 and 16 cpufreq files, and TIME,
- *     which reads no file: what GEOPM measured 11.7 µs with, shared/reference/measured.md),
+ *     which reads no file: what GEOPM measured 11.7 µs with, docs/reference/geopm-service.md#measured-for-comparison),
  *     joulegate's server, the C floor server and the Node.js floor server (the C floor's loop
  *     in plain JavaScript, bench/floor/node_floor_server.mjs) interleaved, CPU time from
  *     /proc/<pid>/task/<tid>/schedstat, early (the first seconds, JIT compilation included) and

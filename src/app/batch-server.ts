@@ -17,22 +17,16 @@ import { loadPlugins } from '../backends/plugins.js';
 import { preadThroughLibc } from '../backends/polled-file.js';
 import { adoptTimeOrigin, TIME_ORIGIN_ENV } from '../backends/time.js';
 import { type BatchIO, BatchServer } from '../batch/server.js';
-import { ADMIT_LINE, type ServerReport } from '../ipc/batch/protocol.js';
+import {
+  ADMIT_LINE,
+  parseServerStart,
+  type ServerReport,
+  type ServerStart,
+  serverStartLine,
+} from '../ipc/batch/protocol.js';
 import { errorMessage } from '../platform/errors.js';
 import { libc } from '../platform/libc.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import * as z from '../platform/validation.js';
-
-const requestSchema = z.object({ name: z.string(), domain: z.int(), idx: z.int() });
-const id = () => z.int().check(z.nonnegative());
-const configSchema = z.object({
-  runDir: z.string(),
-  key: z.string().check(z.regex(/^\d+$/)),
-  clientUid: id(),
-  clientGid: id(),
-  signals: z.array(requestSchema),
-  controls: z.array(requestSchema),
-});
 
 function report(msg: ServerReport): void {
   process.stdout.write(`${JSON.stringify(msg)}\n`);
@@ -60,7 +54,7 @@ function warmUp(): void {
     const uid = process.getuid?.() ?? 0;
     const gid = process.getgid?.() ?? 0;
     const entry = { name: 'TIME', domain: 0, idx: 0 };
-    const request = {
+    const request: ServerStart = {
       runDir: dir,
       key: '0',
       clientUid: uid,
@@ -68,7 +62,7 @@ function warmUp(): void {
       signals: [entry],
       controls: [entry],
     };
-    const server = new BatchServer(IDLE_IO, configSchema.parse(JSON.parse(JSON.stringify(request))));
+    const server = new BatchServer(IDLE_IO, parseServerStart(serverStartLine(request)));
     server.createFiles();
     server.close();
   } catch {
@@ -110,7 +104,7 @@ async function main(): Promise<number> {
 
   let server: BatchServer;
   try {
-    server = new BatchServer(pio, configSchema.parse(JSON.parse(request)));
+    server = new BatchServer(pio, parseServerStart(request));
     server.createFiles();
   } catch (err) {
     report({ error: errorMessage(err) });

@@ -1,4 +1,5 @@
 /** Start-up of the `joulegate` command (bundled into dist/app/joulegate.cjs by scripts/bundle-cli.mjs). */
+import type { Programs } from '../cli/commands/cluster.js';
 import { main } from '../cli/program.js';
 import { errorMessage } from '../platform/errors.js';
 
@@ -23,7 +24,12 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 const asTool = process.env.JOULEGATE_AS_GEOPM_TOOL;
 delete process.env.JOULEGATE_AS_GEOPM_TOOL;
 
-main(process.argv, asTool).then(
+// Loaded when `joulegate exporter` runs, not at every start.
+const programs: Programs = {
+  exporter: async (settings) => (await import('./exporter.js')).runExporter(settings),
+};
+
+main(process.argv, programs, asTool).then(
   (code) => {
     process.exitCode = code;
   },

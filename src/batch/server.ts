@@ -1,5 +1,5 @@
 import { unlinkSync } from 'node:fs';
-import { type BatchRequest, bufferPath, Message } from '../ipc/batch/protocol.js';
+import { bufferPath, Message, type ServerStart } from '../ipc/batch/protocol.js';
 import { SharedBuffer } from '../ipc/batch/shared-buffer.js';
 import { END_OF_STREAM, StatusChannel } from '../ipc/batch/status-fifo.js';
 import type { DomainType } from '../platform/domains.js';
@@ -12,14 +12,8 @@ export type BatchIO = Pick<
   'pushSignal' | 'pushControl' | 'readBatchNow' | 'sample' | 'adjust' | 'writeBatch'
 >;
 
-export interface BatchServerConfig {
-  runDir: string;
-  key: string;
-  clientUid: number;
-  clientGid: number;
-  signals: BatchRequest[];
-  controls: BatchRequest[];
-}
+/** A server serves the start request the daemon sent it. */
+export type BatchServerConfig = ServerStart;
 
 /** Why the serve loop ended. */
 export type EndReason = 'quit' | 'client closed' | `unknown message byte ${number}`;

@@ -1,51 +1,19 @@
 import { existsSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { ConfigLayer } from '../monitor/config/load.js';
-import type { Config } from '../monitor/config/schema.js';
+import { type Config, type ConfigFlag, configKeys } from '../monitor/config/schema.js';
 import { JoulegateError } from '../platform/errors.js';
 
-/** CLI flags that set configuration keys: flag (kebab-case of the key) → key, with help. */
-const CONFIG_FLAGS: readonly [key: string, help: string][] = [
-  ['app_name', 'name of the app in reports (default: the command)'],
-  ['run_id', 'run id (default: ISO time; SLURM = $SLURM_JOB_ID)'],
-  ['format', 'output formats, comma-separated: text,json,csv,bench,hdf5,html'],
-  ['data_out', 'output directory'],
-  ['sampling_period', 'seconds between samples (>= 0.01)'],
-  ['include_sensors', 'space-separated regexes of sensor ids to sample'],
-  ['exclude_sensors', 'space-separated regexes of sensor ids to skip'],
-  ['include_backends', 'space-separated regexes of backends to use'],
-  ['exclude_backends', 'space-separated regexes of backends to skip'],
-  ['power_overhead', 'watts added per host for unmeasured parts'],
-  ['pue', 'power usage effectiveness (>= 1)'],
-  ['emissions_factor', 'gCO2e per kWh'],
-  ['price_factor', 'price per kWh'],
-  ['price_unit', 'currency of price_factor'],
-  ['rounds', 'measured rounds'],
-  ['warmup_rounds', 'unmeasured rounds before them'],
-  ['metrics', 'metrics of the bench format'],
-  ['region_metrics', 'region metrics of the bench format'],
-  ['estimate_tdp', 'package TDP in W for estimates (0 = from the model table)'],
-  ['estimate_threads', 'hardware threads per package for estimates (0 = from the table)'],
-  ['log_lvl', 'diagnostics shown: DEBUG, INFO, WARNING, ERROR or CRITICAL (any case)'],
-  ['log_file', 'append diagnostics to this file instead of stderr'],
-];
-
-/** perun's short flags for the same settings. */
-const SHORT_FLAGS: Readonly<Record<string, string>> = {
-  app_name: '-n',
-  run_id: '-i',
-  format: '-f',
-  log_lvl: '-l',
-};
-
-/** perun's other names for settings (its `--bench_metrics`, and `--emission_factor`, which perun drops). */
-const PERUN_NAMES: Readonly<Record<string, readonly string[]>> = {
-  metrics: ['bench_metrics'],
-  emissions_factor: ['emission_factor'],
-};
+/** The settings that have a CLI flag, in the schema's order, with how each is spelled. */
+const CONFIG_FLAGS: readonly [key: string, flag: ConfigFlag][] = configKeys().flatMap(([, key, spec]) =>
+  spec.flag ? [[key, spec.flag] as [string, ConfigFlag]] : [],
+);
 
 /** A setting's alternative long flags: the underscore form and perun's other names. */
-const aliasesOf = (key: string) => [...(key.includes('_') ? [key] : []), ...(PERUN_NAMES[key] ?? [])];
+const aliasesOf = (key: string, flag: ConfigFlag) => [
+  ...(key.includes('_') ? [key] : []),
+  ...(flag.perunNames ?? []),
+];
 
 const flagOf = (key: string) => key.replace(/_/g, '-');
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -61,12 +29,11 @@ export function addConfigOptions(cmd: Command, keys?: readonly string[]): Comman
     'project configuration file (default ./.joulegate.ini; perun: --configuration)',
   );
   cmd.addOption(new Option('--configuration <file>').hideHelp());
-  for (const [key, help] of CONFIG_FLAGS) {
+  for (const [key, flag] of CONFIG_FLAGS) {
     if (keys && !keys.includes(key)) continue;
-    const short = SHORT_FLAGS[key];
-    const aliases = aliasesOf(key);
+    const aliases = aliasesOf(key, flag);
     const also = aliases.length > 0 ? `; also ${aliases.map((a) => `--${a}`).join(', ')}` : '';
-    cmd.option(`${short ? `${short}, ` : ''}--${flagOf(key)} <value>`, `${help}${also}`);
+    cmd.option(`${flag.short ? `${flag.short}, ` : ''}--${flagOf(key)} <value>`, `${flag.help}${also}`);
     for (const alias of aliases) cmd.addOption(new Option(`--${alias} <value>`).hideHelp());
   }
   return cmd;
@@ -96,8 +63,8 @@ export function optionsWithGlobals(cmd: Command): Record<string, unknown> {
 }
 
 /** A setting's flag value under any of its spellings (commander names `--data_out`'s value data_out). */
-function flagValue(opts: Record<string, unknown>, key: string): string | undefined {
-  for (const name of [camel(key), ...aliasesOf(key)])
+function flagValue(opts: Record<string, unknown>, key: string, flag: ConfigFlag): string | undefined {
+  for (const name of [camel(key), ...aliasesOf(key, flag)])
     if (opts[name] !== undefined) return opts[name] as string;
   return undefined;
 }
@@ -110,7 +77,7 @@ const PERUN_FILE = './.perun.ini';
  * or else perun's ./.perun.ini) < env (PERUN_<KEY> < JOULEGATE_<KEY>) < these flags.
  */
 export async function configFromOptions(opts: Record<string, unknown>): Promise<Config> {
-  // Loaded here, not at startup: zod costs every other command start time.
+  // Loaded here, not at startup: the file and env layers are only for commands that use them.
   const { envLayer, fileLayers, flatLayer, perunFileLayer, resolveConfig } = await import(
     '../monitor/config/load.js'
   );
@@ -130,7 +97,7 @@ export async function configFromOptions(opts: Record<string, unknown>): Promise<
   // perun's PERUN_<KEY> names, below joulegate's own.
   const layers: ConfigLayer[] = [...files, envLayer(process.env, 'PERUN'), envLayer()];
   const flags: Record<string, string | undefined> = {};
-  for (const [key] of CONFIG_FLAGS) flags[key] = flagValue(opts, key);
+  for (const [key, flag] of CONFIG_FLAGS) flags[key] = flagValue(opts, key, flag);
   layers.push(flatLayer('command line', flags));
   return resolveConfig(layers);
 }

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { VERSION } from '../platform/version.js';
-import { registerClusterCommands } from './commands/cluster.js';
+import { type Programs, registerClusterCommands } from './commands/cluster.js';
 import { COMMANDS } from './commands/index.js';
 import { addGlobalConfigOptions, CONFIG_COMMANDS, hasGlobalConfigOptions } from './config-options.js';
 
@@ -17,16 +17,17 @@ export const GEOPM_TOOLS: Readonly<Record<string, string>> = {
  * The `joulegate` program. Each subcommand lives in its own module under commands/ and adds
  * itself to the program; errors reach the user as one line, never as a stack trace.
  * With `asTool` (one of GEOPM_TOOLS, set by bin/geopmread and the like), the program is that
- * one subcommand under GEOPM's name, so scripts written for GEOPM run unchanged.
+ * one subcommand under GEOPM's name, so scripts written for GEOPM run unchanged. `programs` are
+ * the long-running programs some commands start (assembled in src/app/).
  */
-export async function main(argv: string[], asTool?: string): Promise<number> {
+export async function main(argv: string[], programs: Programs, asTool?: string): Promise<number> {
   const program = new Command('joulegate')
     .description('Measure and control the energy of this node')
     .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) });
   for (const register of COMMANDS) register(program);
-  registerClusterCommands(program);
+  registerClusterCommands(program, programs);
   addGlobalConfigOptions(program);
   program.hook('preSubcommand', (_, sub) => {
     if (hasGlobalConfigOptions(program) && !CONFIG_COMMANDS.includes(sub.name()))

@@ -1,4 +1,5 @@
 import { ErrorCode, InvalidArgumentError, JoulegateError } from '../platform/errors.js';
+import type { BatchRequest } from './batch/protocol.js';
 import {
   type CallOptions,
   DBusConnection,
@@ -62,11 +63,7 @@ export interface RemoteControlInfo {
 }
 
 /** One (domain_type, domain_idx, name) request of PlatformStartBatch. */
-export interface BatchRequest {
-  domain: number;
-  idx: number;
-  name: string;
-}
+export type { BatchRequest };
 
 export interface ClientOptions {
   /** D-Bus address; default DBUS_SYSTEM_BUS_ADDRESS or the system bus. */

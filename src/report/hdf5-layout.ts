@@ -4,7 +4,7 @@ import type { DeviceGroup, EnergyMethod } from '../platform/signal-catalogue.js'
 
 /*
  * Names shared by the HDF5 writer (hdf5.ts) and reader (hdf5-read.ts): perun's layout
- * (shared/reference/perun.md §2.1, §4) and the attributes and datasets joulegate adds to it so
+ * (docs/reference/perun-files.md#data-tree, #hdf5-file) and the attributes and datasets joulegate adds to it so
  * that a report can be rebuilt from the tree alone.
  */
 

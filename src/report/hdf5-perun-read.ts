@@ -33,7 +33,7 @@ import {
 } from './hdf5-tree.js';
 
 /*
- * Files perun wrote (shared/reference/perun.md §2.1, §4): APP → MULTI_RUN (one per perun
+ * Files perun wrote (docs/reference/perun-files.md#data-tree, #hdf5-file): APP → MULTI_RUN (one per perun
  * invocation, the file keeps them all) → RUN (per round) → NODE (per host) → DEVICE_GROUP →
  * SENSOR. Values are scaled by their `mag` to SI units. perun keeps no per-call region energy
  * and no estimates: those stay NaN; its region Stats become the region summary.

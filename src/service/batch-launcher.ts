@@ -5,7 +5,7 @@ import { availableParallelism, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TIME_ORIGIN_ENV, timeOriginNs } from '../backends/time.js';
-import { ADMIT_LINE, batchPaths, type ServerReport } from '../ipc/batch/protocol.js';
+import { ADMIT_LINE, batchPaths, type ServerReport, serverStartLine } from '../ipc/batch/protocol.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { processExists } from '../platform/process.js';
 import type { BatchLauncher, BatchServerHandle, BatchServerLimits, BatchStartRequest } from './batch-port.js';
@@ -226,7 +226,7 @@ export class BatchServerLauncher implements BatchLauncher {
     const key = String(req.clientPid);
     try {
       server.send(
-        JSON.stringify({
+        serverStartLine({
           runDir: req.runDir,
           key,
           clientUid: req.clientUid,

@@ -1,14 +1,13 @@
+import type { BatchRequest } from '../ipc/batch/protocol.js';
+
 /**
  * The port through which joulegated starts batch servers (GEOPM's PlatformStartBatch). The
  * daemon does the single permission check (names against the session's lists, domains and
  * indices against the topology) and enters write mode when controls are requested; the
  * launcher only starts and stops the server process (src/service/batch-launcher.ts).
  */
-export interface BatchRequestEntry {
-  name: string;
-  domain: number;
-  idx: number;
-}
+/** One requested signal or control, as the server gets it. */
+export type BatchRequestEntry = BatchRequest;
 
 export interface BatchStartRequest {
   /** The daemon's run directory (JOULEGATE_RUN_PATH), where FIFOs and buffers live. */

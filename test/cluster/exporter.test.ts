@@ -226,4 +226,12 @@ describe('joulegate exporter', () => {
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     }
   });
+
+  it('takes the listen address from JOULEGATE_EXPORTER_LISTEN when --listen is not given', async () => {
+    const r = await runCli(['exporter'], {
+      env: { JOULEGATE_SYSROOT: FIXTURES, JOULEGATE_EXPORTER_LISTEN: 'from-env' },
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /"from-env": expected HOST:PORT/);
+  });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ExportedCounter } from '../../src/cluster/exporter/counter.js';
-import { parseListen } from '../../src/cluster/exporter/server.js';
+import { parseListen } from '../../src/cluster/exporter/settings.js';
 import { type CounterSample, counterWindowEnergy } from '../../src/cluster/job-report/counter-window.js';
 import { expandHostlist } from '../../src/cluster/job-report/hostlist.js';
 import { promqlRegexLiteral } from '../../src/cluster/job-report/prometheus.js';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { EXPORTER_DEFAULTS } from '../../src/cluster/exporter/settings.js';
 import { run } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -9,7 +10,11 @@ const PACKAGING = new URL('../../packaging/', import.meta.url).pathname;
 
 test('the exporter unit passes systemd-analyze verify and runs joulegate exporter unprivileged', async () => {
   const text = readFileSync(join(PACKAGING, 'joulegate-exporter.service'), 'utf8');
-  assert.match(text, /^ExecStart=\/usr\/bin\/joulegate exporter --listen \$\{JOULEGATE_EXPORTER_LISTEN\}$/m);
+  // The listen address comes from /etc/default through the command's own variable, not the unit.
+  assert.match(text, /^ExecStart=\/usr\/bin\/joulegate exporter$/m);
+  assert.match(text, /^EnvironmentFile=-\/etc\/default\/joulegate-exporter$/m);
+  assert.match(text, new RegExp(`^# .*\\b${EXPORTER_DEFAULTS.listenEnv}=HOST:PORT`, 'm'));
+  assert.doesNotMatch(text, new RegExp(String(EXPORTER_DEFAULTS.port)), 'the unit repeats the default port');
   assert.match(text, /^User=joulegate-exporter$/m);
   assert.match(text, /^CapabilityBoundingSet=$/m);
   const dir = tempDir();
@@ -24,9 +29,14 @@ test('the exporter unit passes systemd-analyze verify and runs joulegate exporte
 });
 
 test('the sample scrape configuration passes promtool check config', async () => {
+  const text = readFileSync(join(PACKAGING, 'prometheus-joulegate.yml'), 'utf8');
+  const targets = [...text.matchAll(/^\s+- (\S+:\d+)$/gm)].map((m) => m[1]!);
+  assert.ok(targets.length > 0, 'no targets');
+  for (const t of targets)
+    assert.ok(t.endsWith(`:${EXPORTER_DEFAULTS.port}`), `${t}: not the exporter's port`);
   const dir = tempDir();
   const config = join(dir, 'prometheus.yml');
-  writeFileSync(config, readFileSync(join(PACKAGING, 'prometheus-joulegate.yml'), 'utf8'));
+  writeFileSync(config, text);
   const r = await run('promtool', ['check', 'config', config]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
 });
@@ -44,4 +54,16 @@ test('the Slurm epilog is valid sh and never fails the node', async () => {
     },
   });
   assert.equal(r.code, 0, r.stderr);
+});
+
+test("docs/exporter.md's synopsis shows the command's defaults", () => {
+  const docs = readFileSync(new URL('../../docs/exporter.md', import.meta.url), 'utf8');
+  const synopsis = /```sh\njoulegate exporter ([^`]*)```/.exec(docs)?.[1] ?? '';
+  const d = EXPORTER_DEFAULTS;
+  for (const shown of [
+    `--listen ${d.listen}`,
+    `--consumer-expiry ${d.consumerExpiryS}`,
+    `--max-consumers ${d.maxConsumers}`,
+  ])
+    assert.ok(synopsis.includes(`[${shown}]`), `synopsis lacks [${shown}]: ${synopsis}`);
 });

@@ -1,6 +1,6 @@
 /*
  * A batch client written from the protocol facts alone (GEOPM's BatchClient as
- * /work/shared/reference/geopm.md §4 describes it), sharing no code with joulegate, so tests can
+ * docs/reference/geopm-service.md#batch-protocol describes it), sharing no code with joulegate, so tests can
  * drive joulegate's batch server with an independent implementation:
  *   - buffers "<run>/batch-buffer-<key>-signal|control": 64-byte header, then N little-endian
  *     doubles; waited for (up to 1 s, until the file exists with a size) and mapped MAP_SHARED

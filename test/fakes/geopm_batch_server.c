@@ -1,6 +1,6 @@
 /*
  * A batch server written from the protocol facts alone (GEOPM's BatchServer as
- * /work/shared/reference/geopm.md §4 describes it), sharing no code with joulegate, so tests can
+ * docs/reference/geopm-service.md#batch-protocol describes it), sharing no code with joulegate, so tests can
  * drive joulegate's BatchClient against an independent implementation. Its "PlatformIO" is
  * plain files: each signal is a file holding one number, each control a file the setting is
  * written to.

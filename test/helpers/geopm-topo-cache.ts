@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { SysfsShape } from './sysfs-topology.js';
 
 /*
- * GEOPM's topology cache read the way GEOPM's PlatformTopo reads it (shared/reference/geopm.md
- * §5.2), written for the tests from those rules alone, not from joulegate's writer:
+ * GEOPM's topology cache read the way GEOPM's PlatformTopo reads it
+ * (docs/reference/geopm-service.md#topology-cache), written for the tests from those rules alone, not from joulegate's writer:
  * `LC_ALL=C lscpu -x` style `Key: value` lines, NUMA nodes as hex CPU masks, and GEOPM's own
  * `GPU node<N> CPU(s):` / `GPU chip<N> CPU(s):` lines with comma-separated CPU lists.
  */

@@ -15,6 +15,7 @@ import { DomainType } from '../../platform/domains.js';
 import type { Sysroot } from '../../platform/sysroot.js';
 import type { Topology } from '../../platform/topology.js';
 import type { NodeSample } from './node-metrics.js';
+import type { ConsumerSource } from './settings.js';
 
 /**
  * Per-consumer energy for the exporter: at every scrape the node's energy counters, /proc/stat
@@ -27,8 +28,6 @@ import type { NodeSample } from './node-metrics.js';
  * (its series disappear; if it comes back, its counter starts from 0 again, which Prometheus
  * reads as a counter restart).
  */
-export type ConsumerSource = 'slurm' | 'users' | 'system';
-export const CONSUMER_SOURCES: readonly ConsumerSource[] = ['slurm', 'users', 'system'];
 /** The id prefix discoverConsumers gives each source's consumers. */
 const PREFIX: Record<ConsumerSource, string> = { slurm: 'slurm:', users: 'user:', system: 'system:' };
 

@@ -1,25 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorMessage, InvalidArgumentError } from '../../platform/errors.js';
+import { errorMessage } from '../../platform/errors.js';
 import type { ConsumerEnergy } from './consumers.js';
 import { CONTENT_TYPES, type Exposition, negotiateFormat } from './exposition.js';
 import { NO_VALUE, type NodeSampler } from './node-metrics.js';
-
-/** The exporter's default port (docs/exporter.md), in the range Prometheus exporters use. */
-export const DEFAULT_PORT = 9863;
-export const DEFAULT_LISTEN = `127.0.0.1:${DEFAULT_PORT}`;
-
-/** "host:port", "[v6]:port" or ":port" (all addresses) → host and port. */
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d+)$/.exec(text.trim());
-  const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || !(port >= 0 && port <= 65535)) {
-    throw new InvalidArgumentError(
-      `--listen "${text}": expected HOST:PORT (e.g. ${DEFAULT_LISTEN}, [::1]:9863, :9863)`,
-    );
-  }
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
-}
 
 export interface ExporterParts {
   sampler: NodeSampler;

@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { JoulegateError } from '../../platform/errors.js';
+import * as z from '../../platform/validation.js';
 
 /**
  * The batch protocol's fixed parts, byte-compatible with GEOPM's BatchServer/BatchClient:
@@ -40,11 +42,46 @@ export function bufferBytes(count: number): number {
   return HEADER_BYTES + 8 * count;
 }
 
+const batchRequestSchema = z.object({ name: z.string(), domain: z.int(), idx: z.int() });
 /** One signal or control a batch server pushes: the D-Bus (domain_type, domain_idx, name) triple. */
-export interface BatchRequest {
-  name: string;
-  domain: number;
-  idx: number;
+export type BatchRequest = z.infer<typeof batchRequestSchema>;
+
+const id = () => z.int().check(z.nonnegative());
+const serverStartSchema = z.object({
+  /** The daemon's run directory, where the buffers and FIFOs are created. */
+  runDir: z.string(),
+  /** Names the files: the client's pid, as a string (GEOPM's key). */
+  key: z.string().check(z.regex(/^\d+$/, 'key must be a client pid in decimal digits')),
+  /** Owner of the files: only the client may open them. */
+  clientUid: id(),
+  clientGid: id(),
+  signals: z.array(batchRequestSchema),
+  controls: z.array(batchRequestSchema),
+});
+/**
+ * What the daemon's launcher sends a batch server on stdin to start serving a client (not part of
+ * GEOPM's protocol: GEOPM forks the server with the request in memory). One JSON line, built with
+ * this type by the launcher and checked with parseServerStart() by the server.
+ */
+export type ServerStart = z.infer<typeof serverStartSchema>;
+
+/** The line that carries `start` to the server. */
+export function serverStartLine(start: ServerStart): string {
+  return JSON.stringify(start);
+}
+
+/** The start request in `line`; a line that is not one is refused with a one-line reason. */
+export function parseServerStart(line: string): ServerStart {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new JoulegateError(`batch start request is not JSON: ${line.slice(0, 80)}`);
+  }
+  const parsed = serverStartSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ');
+  throw new JoulegateError(`invalid batch start request: ${why}`);
 }
 
 /**
@@ -56,7 +93,7 @@ export interface BatchRequest {
 export type ServerReport = { idle: true } | { ready: true } | { connected: true } | { error: string };
 
 /**
- * What the launcher sends a server on stdin: first the request (one JSON line), then this line
+ * What the launcher sends a server on stdin: first the start request (serverStartLine()), then this line
  * once the daemon has recorded the server, which lets the client connect. End of file before
  * that (the daemon is gone or dropped the request) ends the server, files removed.
  */

@@ -1,6 +1,6 @@
 /**
  * The io.github.geopm D-Bus interface: the 23 methods with GEOPM's argument names and type
- * signatures (geopm.md §1.1). The daemon's dispatcher and method types, the client and the
+ * signatures (docs/reference/geopm-service.md#d-bus-interface). The daemon's dispatcher and method types, the client and the
  * introspection XML (packaging/io.github.geopm.xml) are all derived from this one table.
  */
 export const BUS_NAME_DEFAULT = 'io.github.geopm';

@@ -2,9 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage, JoulegateError } from '../../platform/errors.js';
-import type * as z from '../../platform/validation.js';
 import { formatIni, type IniData, parseIni } from './ini.js';
-import { CONFIG_SCHEMA, type Config, type Section } from './schema.js';
+import { CONFIG_SCHEMA, type Config, type ConfigKeySpec, type Section } from './schema.js';
 
 /** One layer of settings and where it came from (for error messages). */
 export interface ConfigLayer {
@@ -15,9 +14,7 @@ export interface ConfigLayer {
 const SECTIONS = Object.keys(CONFIG_SCHEMA) as Section[];
 
 function keySchema(section: string, key: string) {
-  const s = (CONFIG_SCHEMA as Record<string, Record<string, { schema: z.ZodMiniType; default: string }>>)[
-    section
-  ];
+  const s = (CONFIG_SCHEMA as Record<string, Record<string, ConfigKeySpec>>)[section];
   return s?.[key];
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Assembly of `joulegate exporter` (docs/exporter.md): the node's PlatformIO, the sampler of its
+ * metrics, per-consumer energy when asked for, and the HTTP server, then serving until SIGINT or
+ * SIGTERM. The command (src/cli/commands/exporter.ts) parses the flags; this wires the parts.
+ */
+
+import { NvmlGpuUse, processUtilizationReader } from '../attribution/gpu-use.js';
+import { openPlatform } from '../backends/open-platform.js';
+import { ConsumerEnergy } from '../cluster/exporter/consumers.js';
+import { Exposition } from '../cluster/exporter/exposition.js';
+import { NodeSampler } from '../cluster/exporter/node-metrics.js';
+import { ExporterServer } from '../cluster/exporter/server.js';
+import type { ExporterSettings } from '../cluster/exporter/settings.js';
+import { Sysroot } from '../platform/sysroot.js';
+
+/** Serves the node's metrics with `settings` until the process is told to stop. */
+export async function runExporter(settings: ExporterSettings): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const say = (line: string) => log(`joulegate exporter: ${line}`);
+  const pio = await openPlatform({ warn: log });
+  const sampler = new NodeSampler(pio);
+  for (const note of sampler.notes) say(note);
+  const attribute = settings.sources.length > 0 || settings.cgroups.length > 0;
+  let consumers: ConsumerEnergy | undefined;
+  if (attribute) {
+    const gpuReader = processUtilizationReader(pio);
+    consumers = new ConsumerEnergy(new Sysroot(), pio.topology, {
+      gpu: gpuReader && new NvmlGpuUse(gpuReader, say),
+      sources: settings.sources,
+      cgroups: settings.cgroups,
+      expiryS: settings.consumerExpiryS,
+      maxConsumers: settings.maxConsumers,
+    });
+  }
+  const exposition = new Exposition(sampler, settings.node, attribute);
+  const server = new ExporterServer({ sampler, exposition, consumers, log });
+  const address = await server.listen(settings.host, settings.port);
+  say(`serving ${sampler.channels.length} series of node ${settings.node} on http://${address}/metrics`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await server.close();
+  await pio.close();
+}
