@@ -94,8 +94,13 @@ export class PlatformIO {
     return this.candidates(name, 'control').length > 0;
   }
 
+  /** The backend that serves a signal (the last registered that has it), if any. */
+  signalBackend(name: string): Backend | undefined {
+    return this.candidates(name, 'signal')[0];
+  }
+
   signalInfo(name: string): SignalInfo {
-    const b = this.candidates(name, 'signal')[0];
+    const b = this.signalBackend(name);
     if (!b) throw new InvalidArgumentError(`no support for signal ${name}`);
     return b.signalInfo(name);
   }

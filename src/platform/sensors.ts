@@ -1,5 +1,6 @@
 import type { Backend } from './backend.js';
 import { DomainType, domainName } from './domains.js';
+import type { PlatformIO } from './platform-io.js';
 import {
   type CatalogueEntry,
   entryNamed,
@@ -40,13 +41,19 @@ const DEVICE_OF_DOMAIN: Partial<Record<DomainType, DeviceType>> = {
   [DomainType.Board]: 'node',
 };
 
+/** What `catalogueEntries` needs of a backend: its names, and each one's links. */
+export interface SignalLinks {
+  signalNames(): string[];
+  signalInfo(name: string): Pick<SignalInfo, 'aliasFor' | 'feeds'>;
+}
+
 /**
  * The catalogue rows a backend's signals feed. A signal feeds the row its backend names
  * (`feeds`), else the row one of whose names it is (as the monitor finds it), else the row of an
  * alias the backend resolves to it, else, being an alias itself, the row of the name it stands for.
  */
 export function catalogueEntries(
-  backend: Backend,
+  backend: SignalLinks,
   catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
 ): (signal: string) => CatalogueEntry | undefined {
   const names = new Set(backend.signalNames());
@@ -66,6 +73,27 @@ export function catalogueEntries(
     return entryOf(info.aliasFor, new Set([...seen, signal]));
   };
   return (signal) => entryOf(signal, new Set());
+}
+
+/**
+ * A PlatformIO's signals' catalogue rows, each as the backend serving it gives it (aliases and
+ * `feeds` are a backend's own links, which PlatformIO's merged names lose). Built once per backend.
+ */
+export function platformCatalogueEntries(
+  pio: PlatformIO,
+  catalogue: SignalCatalogue = SIGNAL_CATALOGUE,
+): (signal: string) => CatalogueEntry | undefined {
+  const perBackend = new Map<Backend, (signal: string) => CatalogueEntry | undefined>();
+  return (signal) => {
+    const backend = pio.signalBackend(signal);
+    if (!backend) return undefined;
+    let entryOf = perBackend.get(backend);
+    if (!entryOf) {
+      entryOf = catalogueEntries(backend, catalogue);
+      perBackend.set(backend, entryOf);
+    }
+    return entryOf(signal);
+  };
 }
 
 function deviceOf(entry: CatalogueEntry | undefined, info: SignalInfo): DeviceType {

@@ -78,7 +78,10 @@ export interface SignalInfo extends SignalSpec {
 
 export type ControlInfo = SignalInfo;
 
-/** The multi-line description GEOPM's --info prints (description/units/aggregation/domain/iogroup). */
+/**
+ * The multi-line description GEOPM's --info prints (description/units/aggregation/domain/iogroup,
+ * alias_for for an alias), plus `feeds` for a signal that names its catalogue row.
+ */
 export function describe(info: SignalInfo): string {
   const lines = [
     `    description: ${info.description}`,
@@ -88,6 +91,8 @@ export function describe(info: SignalInfo): string {
     `    iogroup: ${info.backend}`,
   ];
   if (info.aliasFor) lines.push(`    alias_for: ${info.aliasFor}`);
+  // Ours, not GEOPM's: lets a client of the daemon give the signal its catalogue row.
+  if (info.feeds) lines.push(`    feeds: ${info.feeds}`);
   return lines.join('\n');
 }
 

@@ -1,7 +1,9 @@
 import type { MethodArgs, MethodName, MethodResult } from '../ipc/dbus/interface.js';
 import { InvalidArgumentError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { describe } from '../platform/signal-info.js';
+import { platformCatalogueEntries } from '../platform/sensors.js';
+import { entryNamed } from '../platform/signal-catalogue.js';
+import { describe, type SignalInfo } from '../platform/signal-info.js';
 import type { AccessLists } from './access/index.js';
 import type { BatchRequestEntry } from './batch-port.js';
 import type { Caller, CallerAccess } from './caller-access.js';
@@ -43,6 +45,16 @@ const toEntries = (config: [number, number, string][]): BatchRequestEntry[] =>
  */
 export function methodTable({ pio, access, callers, sessions, usage, topoCache }: MethodDeps): MethodTable {
   const { catalog } = callers;
+  const entryOf = platformCatalogueEntries(pio);
+  /**
+   * GEOPM's description, with `feeds` naming the catalogue row of a signal whose name does not:
+   * a client's `sensors` gives the signal the device type a direct reader does.
+   */
+  const described = (name: string, info: SignalInfo): string => {
+    const feeds = entryOf(name)?.alias;
+    const named = feeds === undefined || entryNamed(name)?.alias === feeds;
+    return describe(named ? info : { ...info, feeds });
+  };
   return {
     TopoGetCache: async () => [topoCache],
 
@@ -84,7 +96,7 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
       names.map((name) => {
         if (!pio.isValidSignal(name)) throw new InvalidArgumentError(`no support for signal ${shown(name)}`);
         const i = pio.signalInfo(name);
-        return [name, describe(i), i.domain, i.aggregation, i.format, i.behavior];
+        return [name, described(name, i), i.domain, i.aggregation, i.format, i.behavior];
       }),
     ],
     PlatformGetControlInfo: async (_caller, [names]) => [

@@ -10,13 +10,8 @@ import type { Backend, BackendContext, Diagnostic } from '../../platform/backend
 import { type DomainType, domainName } from '../../platform/domains.js';
 import { errorMessage, InvalidArgumentError, JoulegateError } from '../../platform/errors.js';
 import { FormatType } from '../../platform/format.js';
-import {
-  Behavior,
-  parseUnits,
-  type SavedControl,
-  type SignalInfo,
-  Units,
-} from '../../platform/signal-info.js';
+import { Behavior, type SavedControl, type SignalInfo } from '../../platform/signal-info.js';
+import { parseRemoteDescription, type RemoteLinks, remoteFeeds } from './remote-catalogue.js';
 
 const PREFIX = 'SERVICE::';
 
@@ -30,22 +25,6 @@ interface Pushed {
 export interface ServiceBackendOptions extends ClientOptions {
   /** The daemon's run directory, where batch FIFOs and buffers appear (JOULEGATE_RUN_PATH). */
   runDir?: string;
-}
-
-/**
- * The daemon sends GEOPM's multi-line description (`    description: …`, `    units: …`, …);
- * units are not on the wire otherwise. Text in another shape is kept whole, with no units.
- */
-export function parseRemoteDescription(text: string): { description: string; units: Units } {
-  const field = (key: string) => new RegExp(`^\\s*${key}:[ \\t]*(.*?)\\s*$`, 'm').exec(text)?.[1];
-  let units = Units.None;
-  try {
-    const name = field('units');
-    if (name) units = parseUnits(name);
-  } catch {
-    // a unit this version does not know: shown as none rather than failing the whole backend
-  }
-  return { description: field('description') ?? text.trim(), units };
 }
 
 /**
@@ -94,7 +73,14 @@ export class ServiceBackend implements Backend {
       const asSignals = controlInfo.length
         ? await client.platformGetSignalInfo(controlInfo.map((c) => c.name)).catch(() => [])
         : [];
-      for (const info of signalInfo) this.offer(this.signals, this.toSignalInfo(info));
+      // Each signal's catalogue row from the links the descriptions carry; kept out of aliasFor,
+      // which routes reads: the daemon is asked for the name this user was granted.
+      const parsed = new Map(signalInfo.map((r) => [r.name, parseRemoteDescription(r.description)]));
+      const feedsOf = remoteFeeds(new Map<string, RemoteLinks>([...parsed].map(([n, p]) => [n, p.links])));
+      for (const info of signalInfo) {
+        const feeds = feedsOf.get(info.name);
+        this.offer(this.signals, { ...this.toSignalInfo(info), ...(feeds ? { feeds } : {}) });
+      }
       const signalOf = new Map(asSignals.map((s) => [s.name, s]));
       for (const info of controlInfo)
         this.offer(this.controls, this.toControlInfo(info, signalOf.get(info.name)));
@@ -110,9 +96,11 @@ export class ServiceBackend implements Backend {
   }
 
   private toSignalInfo(r: RemoteSignalInfo): SignalInfo {
+    const { description, units } = parseRemoteDescription(r.description);
     return {
       name: r.name,
-      ...parseRemoteDescription(r.description),
+      description,
+      units,
       domain: r.domain as DomainType,
       aggregation: r.aggregation as Aggregation,
       format: r.format as FormatType,
@@ -122,9 +110,11 @@ export class ServiceBackend implements Backend {
   }
 
   private toControlInfo(r: RemoteControlInfo, asSignal: RemoteSignalInfo | undefined): SignalInfo {
+    const { description, units } = parseRemoteDescription(r.description);
     return {
       name: r.name,
-      ...parseRemoteDescription(r.description),
+      description,
+      units,
       domain: r.domain as DomainType,
       aggregation: (asSignal?.aggregation ?? Aggregation.Average) as Aggregation,
       format: (asSignal?.format ?? FormatType.Double) as FormatType,
