@@ -75,12 +75,13 @@ export class ServiceBackend implements Backend {
         : [];
       // Each signal's catalogue row from the links the descriptions carry; kept out of aliasFor,
       // which routes reads: the daemon is asked for the name this user was granted.
-      const parsed = new Map(signalInfo.map((r) => [r.name, parseRemoteDescription(r.description)]));
-      const feedsOf = remoteFeeds(new Map<string, RemoteLinks>([...parsed].map(([n, p]) => [n, p.links])));
-      for (const info of signalInfo) {
-        const feeds = feedsOf.get(info.name);
-        this.offer(this.signals, { ...this.toSignalInfo(info), ...(feeds ? { feeds } : {}) });
-      }
+      const feedsOf = remoteFeeds(
+        new Map<string, RemoteLinks>(
+          signalInfo.map((r) => [r.name, parseRemoteDescription(r.description).links]),
+        ),
+      );
+      for (const info of signalInfo)
+        this.offer(this.signals, this.toSignalInfo(info, feedsOf.get(info.name)));
       const signalOf = new Map(asSignals.map((s) => [s.name, s]));
       for (const info of controlInfo)
         this.offer(this.controls, this.toControlInfo(info, signalOf.get(info.name)));
@@ -95,31 +96,28 @@ export class ServiceBackend implements Backend {
     map.set(`${PREFIX}${info.name}`, { ...info, name: `${PREFIX}${info.name}`, aliasFor: info.name });
   }
 
-  private toSignalInfo(r: RemoteSignalInfo): SignalInfo {
+  /** What a signal's and a control's info share: the name, the description's text and units, the domain. */
+  private remoteCommon(r: RemoteControlInfo) {
     const { description, units } = parseRemoteDescription(r.description);
+    return { name: r.name, description, units, domain: r.domain as DomainType, backend: this.name };
+  }
+
+  private toSignalInfo(r: RemoteSignalInfo, feeds: string | undefined): SignalInfo {
     return {
-      name: r.name,
-      description,
-      units,
-      domain: r.domain as DomainType,
+      ...this.remoteCommon(r),
       aggregation: r.aggregation as Aggregation,
       format: r.format as FormatType,
       behavior: r.behavior as Behavior,
-      backend: this.name,
+      ...(feeds ? { feeds } : {}),
     };
   }
 
   private toControlInfo(r: RemoteControlInfo, asSignal: RemoteSignalInfo | undefined): SignalInfo {
-    const { description, units } = parseRemoteDescription(r.description);
     return {
-      name: r.name,
-      description,
-      units,
-      domain: r.domain as DomainType,
+      ...this.remoteCommon(r),
       aggregation: (asSignal?.aggregation ?? Aggregation.Average) as Aggregation,
       format: (asSignal?.format ?? FormatType.Double) as FormatType,
       behavior: (asSignal?.behavior ?? Behavior.Variable) as Behavior,
-      backend: this.name,
     };
   }
 

@@ -1,11 +1,11 @@
 import type { Report } from '../../monitor/model/report-model.js';
 import { counterSegments } from '../../platform/counter-segments.js';
 import { total } from '../../platform/integration.js';
-import type { DeviceGroup } from '../../platform/signal-catalogue.js';
+import { type DeviceGroup, ENERGY_DEVICE_OF_GROUP } from '../../platform/signal-catalogue.js';
 import {
   assembleJobReport,
   type DeviceWindowEnergy,
-  type EnergyDeviceKind,
+  energyCounterOf,
   type JobEnergyReport,
   type NodeWindowEnergy,
   nodeTotal,
@@ -20,13 +20,6 @@ import {
  * rounds the report left out, a failed run, and a second report of the same host (the node
  * would be counted twice: the longest run is kept).
  */
-const KIND_OF: Partial<Record<DeviceGroup, EnergyDeviceKind>> = {
-  cpu: 'package',
-  ram: 'dram',
-  gpu: 'gpu',
-  board: 'board',
-};
-
 const runtimeOf = (r: Report) => r.rounds.reduce((a, round) => a + round.metrics.host.runtime, 0);
 
 function reportDevices(r: Report): DeviceWindowEnergy[] {
@@ -34,7 +27,7 @@ function reportDevices(r: Report): DeviceWindowEnergy[] {
   const devices: DeviceWindowEnergy[] = [];
   const counted = new Set<DeviceGroup>();
   r.series.forEach((s, i) => {
-    const kind = KIND_OF[s.group];
+    const kind = ENERGY_DEVICE_OF_GROUP[s.group];
     if (s.kind !== 'energy' || kind === undefined) return;
     let joules = 0;
     let samples = 0;
@@ -44,11 +37,11 @@ function reportDevices(r: Report): DeviceWindowEnergy[] {
       samples += round.times.length;
     }
     counted.add(s.group);
-    const index = kind === 'board' ? '' : String(s.index);
+    const index = energyCounterOf(kind).label === 'board' ? '' : String(s.index);
     devices.push({ kind, index, joules, coveredS: Number.isFinite(joules) ? runtime : 0, gaps: [], samples });
   });
   for (const source of r.sources) {
-    const kind = KIND_OF[source.group];
+    const kind = ENERGY_DEVICE_OF_GROUP[source.group];
     if (kind === undefined || counted.has(source.group) || source.method !== 'power-integrated') continue;
     let joules = 0;
     let coveredS = 0;

@@ -1,5 +1,11 @@
 import { type EnergyPart, hostTotal } from '../../monitor/model/host-total.js';
-import type { DeviceGroup } from '../../platform/signal-catalogue.js';
+import {
+  type DeviceGroup,
+  type DeviceLabel,
+  ENERGY_DEVICE_OF_GROUP,
+  type EnergyDevice,
+  exportedEntries,
+} from '../../platform/signal-catalogue.js';
 import { counterWindowEnergy, type Gap, type WindowEnergy } from './counter-window.js';
 import { type PrometheusClient, promqlRegexLiteral, type RangeSeries } from './prometheus.js';
 
@@ -8,16 +14,36 @@ import { type PrometheusClient, promqlRegexLiteral, type RangeSeries } from './p
  * per device, per node (by the monitor's host total rule, so psys and packages are never counted
  * twice), in total, and as CO2 and cost with the monitor's post-processing factors.
  */
-export type EnergyDeviceKind = 'package' | 'dram' | 'gpu' | 'board';
-const KINDS: readonly EnergyDeviceKind[] = ['package', 'dram', 'gpu', 'board'];
-const METRIC = /^joulegate_(package|dram|gpu|board)_energy_joules_total$/;
-/** The device group of the host total rule for each kind (host-total.ts). */
-const GROUP: Record<EnergyDeviceKind, DeviceGroup> = {
-  package: 'cpu',
-  dram: 'ram',
-  gpu: 'gpu',
-  board: 'board',
-};
+export type EnergyDeviceKind = EnergyDevice;
+
+/** An energy counter the exporter publishes, as the catalogue describes it. */
+export interface EnergyCounterMetric {
+  metric: string;
+  kind: EnergyDeviceKind;
+  /** The device group of the host total rule (host-total.ts). */
+  group: DeviceGroup;
+  /** The label holding the device index; `board` has none. */
+  label: DeviceLabel;
+  outsidePlatform: boolean;
+}
+
+/** The catalogue's exported energy counters, in its order (the order devices are listed in). */
+const ENERGY_COUNTERS: readonly EnergyCounterMetric[] = exportedEntries().flatMap((e) => {
+  const kind = ENERGY_DEVICE_OF_GROUP[e.group];
+  if (e.kind !== 'energy' || kind === undefined) return [];
+  const { name: metric, device: label } = e.metric;
+  return [{ metric, kind, group: e.group, label, outsidePlatform: e.outsidePlatform === true }];
+});
+const COUNTER_OF_METRIC = new Map(ENERGY_COUNTERS.map((c) => [c.metric, c]));
+
+/** The exported energy counter of a device kind. */
+export function energyCounterOf(kind: EnergyDeviceKind): EnergyCounterMetric {
+  const counter = ENERGY_COUNTERS.find((c) => c.kind === kind);
+  if (counter === undefined) throw new Error(`the catalogue exports no energy counter of ${kind}`);
+  return counter;
+}
+
+const kindOrder = (kind: EnergyDeviceKind) => ENERGY_COUNTERS.findIndex((c) => c.kind === kind);
 
 export interface JobWindow {
   /** Job id for the report's title, if any. */
@@ -117,7 +143,7 @@ function byNode(series: readonly RangeSeries[]): Map<string, RangeSeries[]> {
   const out = new Map<string, RangeSeries[]>();
   for (const s of series) {
     const node = s.labels.node;
-    if (node === undefined || !METRIC.test(s.labels.__name__ ?? '')) continue;
+    if (node === undefined || !COUNTER_OF_METRIC.has(s.labels.__name__ ?? '')) continue;
     out.set(node, [...(out.get(node) ?? []), s]);
   }
   return out;
@@ -127,12 +153,12 @@ function nodeEnergy(node: string, series: readonly RangeSeries[], window: JobWin
   const windowS = window.end - window.start;
   const devices: DeviceWindowEnergy[] = series
     .map((s) => {
-      const kind = METRIC.exec(s.labels.__name__!)![1] as EnergyDeviceKind;
-      const index = kind === 'board' ? '' : (s.labels[kind === 'gpu' ? 'gpu' : 'package'] ?? '');
+      const { kind, label } = COUNTER_OF_METRIC.get(s.labels.__name__!)!;
+      const index = label === 'board' ? '' : (s.labels[label] ?? '');
       const samples = [...s.samples].sort((a, b) => a.t - b.t);
       return { kind, index, ...counterWindowEnergy(samples, window.start, window.end, window.intervalS) };
     })
-    .sort((a, b) => KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind) || Number(a.index) - Number(b.index));
+    .sort((a, b) => kindOrder(a.kind) - kindOrder(b.kind) || Number(a.index) - Number(b.index));
   const coverage =
     devices.length > 0 && windowS > 0 ? (Math.min(...devices.map((d) => d.coveredS)) / windowS) * 100 : 0;
   return { node, ...nodeTotal(devices), coverage, devices };
@@ -149,7 +175,8 @@ export async function jobEnergy(
   const nodes = window.nodes.map(promqlRegexLiteral).join('|');
   const queryEnd = Math.min(window.end + EDGE_MARGIN_S, Math.max(nowS, window.end));
   const rangeS = Math.ceil(queryEnd - (window.start - EDGE_MARGIN_S));
-  const expr = `{__name__=~"joulegate_(package|dram|gpu|board)_energy_joules_total",node=~"${nodes}"}[${rangeS}s]`;
+  const metrics = ENERGY_COUNTERS.map((c) => promqlRegexLiteral(c.metric)).join('|');
+  const expr = `{__name__=~"${metrics}",node=~"${nodes}"}[${rangeS}s]`;
   const found = byNode(await client.rangeVector(expr, queryEnd));
   const perNode = window.nodes.map((n) => nodeEnergy(n, found.get(n) ?? [], window));
   return assembleJobReport(
@@ -219,7 +246,10 @@ export function nodeTotal(devices: readonly DeviceWindowEnergy[]): { joules: num
   if (devices.length === 0) return { joules: Number.NaN, rule: 'no data' };
   const parts: EnergyPart[] = devices
     .filter((d) => Number.isFinite(d.joules))
-    .map((d) => ({ group: GROUP[d.kind], energy: d.joules, outsidePlatform: d.kind === 'gpu' }));
+    .map((d) => {
+      const { group, outsidePlatform } = energyCounterOf(d.kind);
+      return { group, energy: d.joules, outsidePlatform };
+    });
   const total = hostTotal(parts);
   return { joules: total.energy, rule: total.total.rule };
 }
