@@ -11,6 +11,7 @@ export * from './platform/errors.js';
 export * from './platform/format.js';
 export * from './platform/platform-io.js';
 export * from './platform/sensors.js';
+export * from './platform/signal-catalogue.js';
 export * from './platform/signal-info.js';
 export * from './platform/sysroot.js';
 export * from './platform/table-backend.js';
