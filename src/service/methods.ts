@@ -50,10 +50,16 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
    * GEOPM's description, with `feeds` naming the catalogue row of a signal whose name does not:
    * a client's `sensors` gives the signal the device type a direct reader does.
    */
+  // Keyed by supported names only (callers check first): bounded by the node's signals, so a
+  // call naming one signal a million times costs one lookup.
+  const feedsOf = new Map<string, string | undefined>();
   const described = (name: string, info: SignalInfo): string => {
-    const feeds = entryOf(name)?.alias;
-    const named = feeds === undefined || entryNamed(name)?.alias === feeds;
-    return describe(named ? info : { ...info, feeds });
+    if (!feedsOf.has(name)) {
+      const row = entryOf(name)?.alias;
+      feedsOf.set(name, row === entryNamed(name)?.alias ? undefined : row);
+    }
+    const feeds = feedsOf.get(name);
+    return describe(feeds === undefined ? info : { ...info, feeds });
   };
   return {
     TopoGetCache: async () => [topoCache],
