@@ -38,11 +38,11 @@ interface SensorRow {
   backend: string;
   device: string;
 }
-async function sensorsAll(prefix: string[] = []): Promise<SensorRow[]> {
+/** `sensors --all --json` as root (direct backends), or run under `user` (through the daemon). */
+async function sensorsAll(user?: string[]): Promise<SensorRow[]> {
   const env = Object.entries({ ...h.env(), PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
-  const r = prefix.length
-    ? await runCli(['sensors', '--all', '--json'], { prefix: [...prefix, 'env', ...env] })
-    : await runCli(['sensors', '--all', '--json'], { env: h.env() });
+  const how = user ? { prefix: [...user, 'env', ...env] } : { env: h.env() };
+  const r = await runCli(['sensors', '--all', '--json'], how);
   assert.equal(r.code, 0, r.stderr);
   return (JSON.parse(r.stdout) as { sensors: SensorRow[] }).sensors;
 }
