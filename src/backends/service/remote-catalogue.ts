@@ -1,4 +1,5 @@
 import { catalogueEntries } from '../../platform/sensors.js';
+import { entryNamed } from '../../platform/signal-catalogue.js';
 import { parseUnits, Units } from '../../platform/signal-info.js';
 
 /** What the daemon's description says of a signal's links: the name an alias stands for, its row. */
@@ -40,7 +41,8 @@ export function parseRemoteDescription(text: string): RemoteDescription {
 /**
  * The catalogue row (its alias) each of the daemon's signals feeds, by the rule of the direct
  * backends (platform/sensors.ts) over the names the daemon offers and the links its descriptions
- * carry. A signal without a row is left out.
+ * carry. A signal without a row, or named like its row (`CPU_ENERGY`), is left out: its name
+ * says it, and `--info` shows `feeds` where a direct reader's would.
  */
 export function remoteFeeds(links: ReadonlyMap<string, RemoteLinks>): Map<string, string> {
   const entryOf = catalogueEntries({
@@ -49,8 +51,8 @@ export function remoteFeeds(links: ReadonlyMap<string, RemoteLinks>): Map<string
   });
   const out = new Map<string, string>();
   for (const name of links.keys()) {
-    const entry = entryOf(name);
-    if (entry) out.set(name, entry.alias);
+    const row = entryOf(name)?.alias;
+    if (row !== undefined && row !== entryNamed(name)?.alias) out.set(name, row);
   }
   return out;
 }

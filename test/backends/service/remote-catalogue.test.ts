@@ -98,7 +98,6 @@ test("the links of GEOPM's description (no feeds line, as geopmd sends) give ali
   assert.deepEqual(
     remoteFeeds(links),
     new Map([
-      ['DRAM_ENERGY', 'DRAM_ENERGY'],
       ['MSR::DRAM_ENERGY_STATUS:ENERGY', 'DRAM_ENERGY'],
       ['RAW_THING', 'CPU_ENERGY'],
     ]),
