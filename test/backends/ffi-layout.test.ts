@@ -13,6 +13,9 @@ import { NVML_TEMPERATURE_GPU, NvmlClock, NvmlPcieCounter, NvmlReturn } from '..
 import { NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_TYPES } from '../../src/backends/nvml/ffi.js';
 import { loadKoffi } from '../../src/platform/ffi.js';
 import { type CLayout, vendorTypeLayout } from '../helpers/fake-gpu.js';
+import { needsCompiler } from '../helpers/requirements.js';
+
+const skip = needsCompiler();
 
 /*
  * Both sides of the FFI agree on every type: the C compiler's sizeof/offsetof of the vendor
@@ -54,7 +57,7 @@ function assertSameLayouts(types: Record<string, TypeObject>): void {
   assert.deepEqual(problems, []);
 }
 
-describe('FFI declarations match the vendor headers', () => {
+describe('FFI declarations match the vendor headers', { skip }, () => {
   test('NVML: every struct size, member offset and parameter type', () => {
     assertSameLayouts(NVML_TYPES);
     // Every NVML struct the C side declares is one the FFI uses (none left unchecked).

@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { FakeGpu } from '../helpers/fake-gpu.js';
+import { needsCompiler } from '../helpers/requirements.js';
+
+const skip = needsCompiler();
 
 // The CLI runs in its own process: NVML/AMD SMI are initialised there, through the same koffi code.
-describe('joulegate read/write with the fake GPU libraries', () => {
+describe('joulegate read/write with the fake GPU libraries', { skip }, () => {
   test('read --info-all lists the GPU signals of both vendors on gpu domains', async () => {
     const nvml = new FakeGpu('nvml', { device_count: 2 });
     const amd = new FakeGpu('amdsmi', { device_count: 1 });

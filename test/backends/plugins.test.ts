@@ -14,8 +14,11 @@ import {
   initFileControls,
   readFileControl,
 } from '../helpers/file-controls.js';
+import { needsTestUsers } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
+
+const asTestUsers = needsTestUsers();
 
 // 2 packages x 2 cores, one CPU each: enough to see per-package and per-cpu files.
 const topology = new Topology({
@@ -156,7 +159,9 @@ test('a plugin in a group-writable directory is refused', async () => {
   assert.match(refused[0]!.reason, new RegExp(`directory ${dir} is group-writable`));
 });
 
-test('a plugin owned by another user is refused, even if its mode is strict', async () => {
+test('a plugin owned by another user is refused, even if its mode is strict', {
+  skip: asTestUsers,
+}, async () => {
   const user = ensureUser('jg-e2-plugin');
   const { file } = pluginCopy();
   chownSync(file, user.uid, user.gid);
@@ -167,7 +172,7 @@ test('a plugin owned by another user is refused, even if its mode is strict', as
   assert.ok(lines[0]!.includes(file));
 });
 
-test('a plugin reached through a symlink is judged by its real file', async () => {
+test('a plugin reached through a symlink is judged by its real file', { skip: asTestUsers }, async () => {
   const user = ensureUser('jg-e2-plugin');
   const { dir, file } = pluginCopy();
   chownSync(file, user.uid, user.gid);

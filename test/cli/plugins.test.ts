@@ -4,22 +4,27 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { FILE_CONTROLS_PLUGIN, initFileControls, readFileControl } from '../helpers/file-controls.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { FIXTURES, tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from '../service/harness.js';
+
+const skip = needsDaemon();
 
 // JOULEGATE_PLUGIN_PATH in the CLI: every command that builds a PlatformIO loads the plugins
 // with the daemon's ownership rule, reports a refused one, and a non-admin whose access list
 // lacks a name is told so rather than shown a local backend's "permission denied".
 const h = new ServiceHarness();
-await h.setup();
+await whenMet(skip, () => h.setup());
 chmodSync(h.sysroot, 0o755);
-await h.startDaemon();
-await h.client([
-  { call: 'platformSetGroupAccess', args: ['', ['TIME', 'FILECTL::COUNTER'], ['FILECTL::LIMIT']] },
-]);
-const user = ensureUser('jg-cli-plugins');
-const other = ensureUser('jg-cli-plugins2');
+await whenMet(skip, () => h.startDaemon());
+await whenMet(skip, () =>
+  h.client([
+    { call: 'platformSetGroupAccess', args: ['', ['TIME', 'FILECTL::COUNTER'], ['FILECTL::LIMIT']] },
+  ]),
+);
+const user = whenMet(skip, () => ensureUser('jg-cli-plugins'));
+const other = whenMet(skip, () => ensureUser('jg-cli-plugins2'));
 
 /** A root-owned directory readable by everyone, holding a copy of `plugin`. */
 function pluginDir(plugin: string, name = 'plugin.mjs'): { dir: string; file: string } {
@@ -57,7 +62,7 @@ function asTestUser(args: string[], env: Record<string, string>) {
   return runCli(args, { prefix: [...asUser(user), 'env', ...vars], timeoutMs: 60_000 });
 }
 
-test('admin: read, write and session load JOULEGATE_PLUGIN_PATH plugins', async () => {
+test('admin: read, write and session load JOULEGATE_PLUGIN_PATH plugins', { skip }, async () => {
   const { dir } = pluginDir(FILE_CONTROLS_PLUGIN);
   const controls = knobs();
   // The harness's node: 2 packages.
@@ -77,7 +82,7 @@ test('admin: read, write and session load JOULEGATE_PLUGIN_PATH plugins', async 
   assert.equal(session.stdout, '"FILECTL::KNOB_B"\n17.5\n'); // the mean of both packages' 10 and 25
 });
 
-test('a refused plugin is a warning line and a diagnostic, not silently dropped', async () => {
+test('a refused plugin is a warning line and a diagnostic, not silently dropped', { skip }, async () => {
   const { dir, file } = pluginDir(FILE_CONTROLS_PLUGIN);
   chmodSync(file, 0o664);
   const env = { JOULEGATE_PLUGIN_PATH: dir, JOULEGATE_TEST_CONTROL_DIR: knobs() };
@@ -97,7 +102,9 @@ test('a refused plugin is a warning line and a diagnostic, not silently dropped'
   );
 });
 
-test('non-admin: a plugin it may trust loads next to the daemon; one owned by another user is refused', async () => {
+test('non-admin: a plugin it may trust loads next to the daemon; one owned by another user is refused', {
+  skip,
+}, async () => {
   const { dir } = pluginDir(FILE_CONTROLS_PLUGIN);
   const env = { JOULEGATE_PLUGIN_PATH: dir, JOULEGATE_TEST_CONTROL_DIR: knobs(user) };
   const read = await asTestUser(['read', 'FILECTL::KNOB_B', 'package', '1'], env);
@@ -122,7 +129,7 @@ test('non-admin: a plugin it may trust loads next to the daemon; one owned by an
   );
 });
 
-test('non-admin: a name the daemon has but the access list lacks is reported as such', async () => {
+test('non-admin: a name the daemon has but the access list lacks is reported as such', { skip }, async () => {
   // The daemon's own plugin, loadable by the user, over the daemon's root-only control files:
   // locally the write can only fail with "permission denied"; the real reason is the list.
   const { dir } = pluginDir(join(FIXTURES, 'service/file-controls-plugin.mjs'));

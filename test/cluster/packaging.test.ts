@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { run } from '../helpers/cli.js';
+import { SCONTROL_WITHOUT_SLURM, standIn } from '../helpers/stand-ins.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const PACKAGING = new URL('../../packaging/', import.meta.url).pathname;
@@ -34,12 +35,12 @@ test('the sample scrape configuration passes promtool check config', async () =>
 test('the Slurm epilog is valid sh and never fails the node', async () => {
   const script = join(PACKAGING, 'slurm-epilog-job-energy.sh');
   assert.equal((await run('sh', ['-n', script])).code, 0);
-  // No Slurm record of the job (scontrol missing): it logs and exits 0.
+  // No Slurm record of the job (scontrol fails, as on a node without Slurm): it logs and exits 0.
   const r = await run('sh', [script], {
     env: {
       SLURM_JOB_ID: '1',
       JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9',
-      PATH: '/usr/bin:/bin',
+      PATH: `${standIn('scontrol', SCONTROL_WITHOUT_SLURM)}:/usr/bin:/bin`,
       SLURM_JOB_NODELIST: '',
     },
   });

@@ -7,9 +7,12 @@ import type { AttributionReport } from '../../src/monitor/attribution/summary.js
 import type { Report } from '../../src/monitor/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
+import { needsDaemon } from '../helpers/requirements.js';
 import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser } from '../helpers/users.js';
+
+const skip = needsDaemon();
 
 // Issue 16 item 5: an unprivileged user attributes energy to their own processes. The node's RAPL
 // files are root-only; a real joulegated on a private bus serves CPU_ENERGY (granted to the
@@ -21,7 +24,9 @@ after(() => {
   for (const c of started) c.kill('SIGKILL');
 });
 
-test('monitor --attribute as an unprivileged user: energy through the daemon, shares from /proc', async () => {
+test('monitor --attribute as an unprivileged user: energy through the daemon, shares from /proc', {
+  skip,
+}, async () => {
   const grant = await runCli(['access', '-w', '-u'], { env: h.env(), input: 'CPU_ENERGY\n' });
   assert.equal(grant.code, 0, grant.stderr);
   const out = tempDir();

@@ -6,7 +6,10 @@ import { robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
+import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const skip = needsTool('chromium');
 
 /**
  * The HTML report in a real browser: Debian's headless Chromium renders the page, takes a
@@ -74,7 +77,7 @@ const chromium = (args: string[]) =>
     },
   );
 
-describe('HTML report in headless Chromium', () => {
+describe('HTML report in headless Chromium', { skip }, () => {
   it('renders with no console errors; the screenshot is taken', async (t) => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: install Debian's chromium (.ci/run does)`);
     const shot = join(out, 'report.png');
@@ -136,7 +139,7 @@ describe('HTML report in headless Chromium', () => {
   });
 });
 
-describe('failed reads in the HTML report', () => {
+describe('failed reads in the HTML report', { skip }, () => {
   it('draws a gap in the line, not a drop to 0', async () => {
     const report = readReport(onlyFile(out, /\.json$/));
     const round = report.rounds[0]!;
@@ -164,7 +167,7 @@ describe('failed reads in the HTML report', () => {
   });
 });
 
-describe('power plot y-scale', () => {
+describe('power plot y-scale', { skip }, () => {
   it('ignores a final interval under half the median when it sets the top, not when it draws', () => {
     const counter = { t: [0.01, 0.03, 0.05, 0.07, 0.0805], value: [10, 11, 12, 13, 400] };
     const intervals = [0.02, 0.02, 0.02, 0.02, 0.001];

@@ -5,9 +5,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';
+
+const skip = needsDaemon();
 
 // Admin rights belong to the process that opened a bus connection, not to whatever process
 // holds its pid now. A connection handed to a child outlives its creator; once a root process
@@ -16,9 +19,9 @@ import { ServiceHarness } from './harness.js';
 const HANDOFF = new URL('./handoff-client.mjs', import.meta.url).pathname;
 
 const h = new ServiceHarness();
-await h.setup();
-await h.startDaemon();
-const user = ensureUser('jgsvc_handoff');
+await whenMet(skip, () => h.setup());
+await whenMet(skip, () => h.startDaemon());
+const user = whenMet(skip, () => ensureUser('jgsvc_handoff'));
 
 const strayPids: number[] = [];
 after(() => {
@@ -147,7 +150,7 @@ for (const firstCall of [true, false]) {
   });
 }
 
-test('a root connection handed off keeps no admin rights once its creator exited', async () => {
+test('a root connection handed off keeps no admin rights once its creator exited', { skip }, async () => {
   const conn = await handOffToRootAtCreatorPid(undefined, true);
   try {
     const r = await conn.send({ member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists });
@@ -158,7 +161,7 @@ test('a root connection handed off keeps no admin rights once its creator exited
   }
 });
 
-test("an admin's connection keeps its rights while its creator lives", async () => {
+test("an admin's connection keeps its rights while its creator lives", { skip }, async () => {
   const [set] = await h.client([{ call: 'platformSetGroupAccess', args: allLists }]);
   assert.equal(set!.ok, true, set!.message);
   assert.equal(existsSync(defaultSignals), true);

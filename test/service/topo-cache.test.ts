@@ -5,10 +5,13 @@ import { test } from 'node:test';
 import { Topology } from '../../src/platform/topology.js';
 import { cpuMask, formatTopoCache } from '../../src/service/topo-cache.js';
 import { assertTopoCacheDescribes, parseGeopmTopoCache } from '../helpers/geopm-topo-cache.js';
+import { needsDaemon } from '../helpers/requirements.js';
 import { sysfsShape } from '../helpers/sysfs-topology.js';
 import { FIXTURES } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';
+
+const daemon = needsDaemon();
 
 /*
  * The daemon on the server-2s4c2t fixture (2 sockets × 4 cores × 2 threads, one NUMA node per
@@ -26,7 +29,9 @@ for (const entry of readdirSync(h.sysroot)) rmSync(join(h.sysroot, entry), { rec
 cpSync(FIXTURE, h.sysroot, { recursive: true });
 await h.startDaemon();
 
-test('TopoGetCache and geopm-topo-cache describe the 2-socket, 4-core, 2-thread fixture', async () => {
+test('TopoGetCache and geopm-topo-cache describe the 2-socket, 4-core, 2-thread fixture', {
+  skip: daemon,
+}, async () => {
   const shape = sysfsShape(FIXTURE);
   // The fixture's own files, read directly: what the cache must say.
   assert.deepEqual(

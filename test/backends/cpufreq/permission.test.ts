@@ -3,8 +3,11 @@ import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { run } from '../../helpers/cli.js';
+import { needsTestUsers } from '../../helpers/requirements.js';
 import { copyFixture } from '../../helpers/tmp.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
+
+const skip = needsTestUsers();
 
 // Real permissions, real unprivileged user: policy3's scaling_max_freq is made root-only (as
 // cpuinfo_cur_freq is on real kernels) and every policy file is root-owned 0644, so the user
@@ -12,7 +15,9 @@ import { asUser, ensureUser } from '../../helpers/users.js';
 const LOAD = new URL('../../dist/backends/load.js', import.meta.url).pathname;
 const DOMAINS = new URL('../../dist/platform/domains.js', import.meta.url).pathname;
 
-test('CPUFREQ says which files a user cannot read or write, and never reads them as 0', async () => {
+test('CPUFREQ says which files a user cannot read or write, and never reads them as 0', {
+  skip,
+}, async () => {
   const root = copyFixture('server-2s4c2t');
   chmodSync(root, 0o755);
   chmodSync(join(root, 'sys/devices/system/cpu/cpufreq/policy3/scaling_max_freq'), 0o600);

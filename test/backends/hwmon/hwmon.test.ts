@@ -8,7 +8,10 @@ import { DomainType } from '../../../src/platform/domains.js';
 import { Units } from '../../../src/platform/signal-info.js';
 import { fixtureContext, platformWith } from '../../helpers/backend-fixtures.js';
 import { CLI, run } from '../../helpers/cli.js';
+import { needsTestUsers } from '../../helpers/requirements.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
+
+const asTestUsers = needsTestUsers();
 
 const { Board, Package } = DomainType;
 
@@ -66,7 +69,9 @@ test('a garbled sensor file is NaN in a batch and an error in a single read', as
   );
 });
 
-test('an unreadable sensor names the file and the reason for an unprivileged user', async () => {
+test('an unreadable sensor names the file and the reason for an unprivileged user', {
+  skip: asTestUsers,
+}, async () => {
   const { root } = fixtureContext('intel-2s');
   chmodSync(root, 0o755);
   chmodSync(join(root, 'sys/class/hwmon/hwmon2/energy1_input'), 0o400);

@@ -15,7 +15,10 @@ import {
   type FakeState,
   type ReadCase,
 } from '../../helpers/fake-gpu.js';
+import { needsCompiler } from '../../helpers/requirements.js';
 import { copyFixture, tempDir } from '../../helpers/tmp.js';
+
+const skip = needsCompiler();
 
 const GPU = DomainType.Gpu;
 const opened: PlatformIO[] = [];
@@ -42,7 +45,7 @@ const TWO_GPUS: FakeState = {
   '1.cpus': '1',
 };
 
-describe('NVML backend through the fake libnvidia-ml', () => {
+describe('NVML backend through the fake libnvidia-ml', { skip }, () => {
   test('each device becomes a gpu domain with its CPU affinity and metadata', async () => {
     const { pio } = await platformWith(TWO_GPUS);
     assert.equal(pio.topology.numDomain(GPU), 2);

@@ -3,8 +3,11 @@ import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI, run } from '../../helpers/cli.js';
+import { needsTestUsers } from '../../helpers/requirements.js';
 import { copyFixture } from '../../helpers/tmp.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
+
+const skip = needsTestUsers();
 
 // Since Linux 5.10 energy_uj is mode 0400 root. These tests make the fixture files look like
 // that and run joulegate as a real unprivileged user: nothing is faked about the permission.
@@ -24,7 +27,7 @@ function asTestUser(root: string, args: string[]) {
   return run('env', [`JOULEGATE_SYSROOT=${root}`, process.execPath, ...args], { prefix: asUser(user) });
 }
 
-test('an unreadable energy_uj is explained in --info and as the reason a read fails', async () => {
+test('an unreadable energy_uj is explained in --info and as the reason a read fails', { skip }, async () => {
   const root = rootOnlyFixture();
   const info = await asTestUser(root, [CLI, 'read', '--info', 'CPU_ENERGY']);
   assert.equal(info.code, 0, info.stderr);
@@ -38,7 +41,7 @@ test('an unreadable energy_uj is explained in --info and as the reason a read fa
   assert.equal(dram.stdout, '45678.901234\n', dram.stderr);
 });
 
-test('diagnostics list the unreadable counters with the reason', async () => {
+test('diagnostics list the unreadable counters with the reason', { skip }, async () => {
   const root = rootOnlyFixture();
   const load = new URL('../../dist/backends/load.js', import.meta.url).pathname;
   const script = `import { loadPlatform } from '${load}';

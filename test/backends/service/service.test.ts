@@ -4,8 +4,11 @@ import { chmodSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { run, runCli } from '../../helpers/cli.js';
+import { needsDaemon, whenMet } from '../../helpers/requirements.js';
 import { asUser, ensureUser, type TestUser } from '../../helpers/users.js';
 import { ServiceHarness, waitFor } from '../../service/harness.js';
+
+const skip = needsDaemon();
 
 // End to end: joulegated (dist/, on a private bus) starts batch servers through the launcher
 // for clients running as an unprivileged user; the client side is the SERVICE backend that
@@ -49,19 +52,23 @@ const batchFiles = () => readdirSync(h.runDir).filter((f) => f.startsWith('batch
 // Set up at top level, not in before(): the helpers register their cleanup with after(), which
 // inside a hook would run as soon as the hook ends.
 user = ensureUser('jg-batch-svc');
-await h.setup();
+await whenMet(skip, () => h.setup());
 // The client reads the fixture topology itself and reaches batch files in the run dir by name.
 chmodSync(h.sysroot, 0o755);
 chmodSync(dirname(h.runDir), 0o711);
-await h.startDaemon();
-await h.client([
-  {
-    call: 'platformSetGroupAccess',
-    args: ['', ['TIME', 'FILECTL::COUNTER', 'FILECTL::LIMIT'], ['FILECTL::LIMIT']],
-  },
-]);
+await whenMet(skip, () => h.startDaemon());
+await whenMet(skip, () =>
+  h.client([
+    {
+      call: 'platformSetGroupAccess',
+      args: ['', ['TIME', 'FILECTL::COUNTER', 'FILECTL::LIMIT'], ['FILECTL::LIMIT']],
+    },
+  ]),
+);
 
-test('SERVICE offers exactly the allowed names, as NAME and SERVICE::NAME, with their info', async () => {
+test('SERVICE offers exactly the allowed names, as NAME and SERVICE::NAME, with their info', {
+  skip,
+}, async () => {
   const [out] = await driver('names');
   const service = out!.service as { signals: string[]; controls: string[] };
   assert.deepEqual(service.signals, [
@@ -82,7 +89,9 @@ test('SERVICE offers exactly the allowed names, as NAME and SERVICE::NAME, with 
   assert.equal(limit.aggregation, 0); // sum, from the signal of the same name
 });
 
-test('batch reads and writes through the daemon-started server; close restores and cleans up', async () => {
+test('batch reads and writes through the daemon-started server; close restores and cleans up', {
+  skip,
+}, async () => {
   const lines = await driver('batch');
   assert.deepEqual(lines[0], { step: 'first read', values: [100, 42, 200] });
   const serverPid = (lines[1] as { pid: number }).pid;
@@ -96,7 +105,9 @@ test('batch reads and writes through the daemon-started server; close restores a
   assert.deepEqual(batchFiles(), []);
 });
 
-test('SERVICE writes send the last setting of every control, never NaN (a GEOPM server ends on NaN)', async () => {
+test('SERVICE writes send the last setting of every control, never NaN (a GEOPM server ends on NaN)', {
+  skip,
+}, async () => {
   const lines = await driver('resend');
   // Nothing adjusted: nothing to write, and no batch server started for it.
   assert.deepEqual(lines[0], { step: 'nothing adjusted', error: null, server: null });
@@ -118,7 +129,9 @@ test('SERVICE writes send the last setting of every control, never NaN (a GEOPM 
   assert.deepEqual(batchFiles(), []);
 });
 
-test('closing the D-Bus session stops the batch server; the client gets a clear error', async () => {
+test('closing the D-Bus session stops the batch server; the client gets a clear error', {
+  skip,
+}, async () => {
   const lines = await driver('session-close');
   assert.equal(lines[0]!.step, 'read');
   assert.ok((lines[0]!.values as number[])[0]! >= 0);
@@ -127,7 +140,9 @@ test('closing the D-Bus session stops the batch server; the client gets a clear 
   assert.deepEqual(batchFiles(), []);
 });
 
-test('a malformed byte ends that batch server only; the daemon keeps serving the client', async () => {
+test('a malformed byte ends that batch server only; the daemon keeps serving the client', {
+  skip,
+}, async () => {
   const lines = await driver('malformed');
   assert.deepEqual(lines[0], { step: 'malformed', reply: 0, serverGone: true });
   assert.equal(lines[1]!.step, 'daemon still answers');
@@ -139,7 +154,7 @@ test('a malformed byte ends that batch server only; the daemon keeps serving the
   assert.deepEqual(batchFiles(), []);
 });
 
-test('`joulegate session` run by a non-admin samples through the batch server', async () => {
+test('`joulegate session` run by a non-admin samples through the batch server', { skip }, async () => {
   const startedBefore = [...h.daemonLog.matchAll(/batch server \d+ started for pid/g)].length;
   const r = await runCli(['session', '-t', '0.6', '-p', '0.2'], {
     prefix: userPrefix(),
@@ -156,7 +171,9 @@ test('`joulegate session` run by a non-admin samples through the batch server', 
   assert.deepEqual(batchFiles(), []);
 });
 
-test('TIME: one clock for D-Bus and batch reads, native to cpu, readable at every domain', async () => {
+test('TIME: one clock for D-Bus and batch reads, native to cpu, readable at every domain', {
+  skip,
+}, async () => {
   const [out] = await driver('clock');
   const { dbusBefore, batch, dbusAfter, info, domains } = out as {
     dbusBefore: number;
@@ -189,7 +206,9 @@ test('TIME: one clock for D-Bus and batch reads, native to cpu, readable at ever
   }
 });
 
-test('without a reachable daemon a non-admin gets local signals and a one-line warning', async () => {
+test('without a reachable daemon a non-admin gets local signals and a one-line warning', {
+  skip,
+}, async () => {
   const env = { ...h.env(), DBUS_SYSTEM_BUS_ADDRESS: `unix:path=${h.runDir}/no-such-bus` };
   const ok = await runCli(['read', 'TIME', 'board', '0'], { prefix: userPrefix(env) });
   assert.equal(ok.code, 0, ok.stderr);
@@ -205,7 +224,9 @@ test('without a reachable daemon a non-admin gets local signals and a one-line w
 });
 
 // Last: kills the daemon.
-test('servers still waiting for their clients end, and clean up, when the daemon is killed', async () => {
+test('servers still waiting for their clients end, and clean up, when the daemon is killed', {
+  skip,
+}, async () => {
   const prefix = [...userPrefix(), 'setsid', '--wait'];
   const holders = [0, 1].map(() =>
     spawn(prefix[0]!, [...prefix.slice(1), process.execPath, '--import', 'tsx', DRIVER, 'hold'], {

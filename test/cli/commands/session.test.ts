@@ -4,8 +4,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI, run, runCli } from '../../helpers/cli.js';
+import { needsTestUsers } from '../../helpers/requirements.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
+
+const asTestUsers = needsTestUsers();
 
 const session = (args: string[], input: string) => runCli(['session', ...args], { input });
 
@@ -223,7 +226,9 @@ test('--pid: with no time limit, sampling runs until that process is gone', { ti
   assert.equal(lines(dead.stdout).length, 2, 'one sample, then the pid check ends it');
 });
 
-test('--pid of a process the caller may not signal (EPERM) counts as alive', async () => {
+test('--pid of a process the caller may not signal (EPERM) counts as alive', {
+  skip: asTestUsers,
+}, async () => {
   const user = ensureUser('jg-cli-session');
   const r = await run(process.execPath, [CLI, 'session', '--pid', '1', '-t', '0.3', '-p', '0.1'], {
     prefix: asUser(user),

@@ -14,7 +14,10 @@ import {
   startExporter,
 } from '../../helpers/exporter.js';
 import { FakeGpu } from '../../helpers/fake-gpu.js';
+import { needsCompiler, needsTool, requirements } from '../../helpers/requirements.js';
 import { copyFixture, FIXTURES, tempDir } from '../../helpers/tmp.js';
+
+const skip = requirements(needsCompiler(), needsTool('promtool'));
 
 const OPENMETRICS = 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5';
 const running: RunningExporter[] = [];
@@ -37,7 +40,7 @@ function fullNode(): string {
   return root;
 }
 
-describe('joulegate exporter', () => {
+describe('joulegate exporter', { skip }, () => {
   it('serves metrics that promtool accepts, in text and OpenMetrics, with package and gpu labels', async () => {
     const perGpu = { temp_c: 55, clock_sm_mhz: 1410, clock_graphics_mhz: 1410, util_gpu: 30 };
     const gpus = new FakeGpu('nvml', {

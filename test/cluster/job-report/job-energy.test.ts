@@ -6,7 +6,11 @@ import { after, describe, it } from 'node:test';
 import type { JobEnergyReport } from '../../../src/cluster/job-report/job-energy.js';
 import { run, runCli } from '../../helpers/cli.js';
 import { freePort, RaplCounterFile, type RunningExporter, startExporter } from '../../helpers/exporter.js';
+import { needsTool } from '../../helpers/requirements.js';
+import { pathWith, SCONTROL_WITHOUT_SLURM, standIn } from '../../helpers/stand-ins.js';
 import { copyFixture, tempDir } from '../../helpers/tmp.js';
+
+const skip = needsTool('prometheus');
 
 /*
  * The done-when test of the cluster exporter: a real Prometheus (Debian's) scrapes three
@@ -125,7 +129,7 @@ async function scrapesOf(prometheus: string, port: number, seconds: number): Pro
   return (body.data.result[0]?.values ?? []).map(([, v]) => Number(v));
 }
 
-describe('Prometheus scraping three exporters, and the job report', () => {
+describe('Prometheus scraping three exporters, and the job report', { skip }, () => {
   it('reports each node and the total from the scripted counters, with a wrap and a node down as a gap', async () => {
     // Node 2's package 0 starts 100 J below its wrap: at 60 W it wraps about 1.7 s in.
     const range = 262_143_328_850n;
@@ -318,6 +322,8 @@ describe('Prometheus scraping three exporters, and the job report', () => {
 
   it('says in one line when Prometheus cannot be reached or the input is wrong', async () => {
     const port = await freePort();
+    // scontrol as on a node without Slurm, first on PATH: a real one on the host changes nothing.
+    const slurmless = standIn('scontrol', SCONTROL_WITHOUT_SLURM);
     for (const [args, message] of [
       [
         ['--prometheus', `http://127.0.0.1:${port}`, '--nodes', 'a', '--start', '0'],
@@ -326,7 +332,7 @@ describe('Prometheus scraping three exporters, and the job report', () => {
       [['--prometheus', 'prom:9090', '--nodes', 'a', '--start', '0'], /only http and https/],
       [
         ['--prometheus', 'http://x', '--slurm-job', '7', '--start', '0'],
-        /Slurm job 7: scontrol show job failed/,
+        /Slurm job 7: scontrol show job failed \(scontrol: fatal: Could not establish a configuration source\)/,
       ],
       [['--prometheus', 'http://x', '--nodes', 'a', '--start', 'yesterday'], /--start "yesterday"/],
       [
@@ -336,7 +342,7 @@ describe('Prometheus scraping three exporters, and the job report', () => {
       [['--prometheus', 'http://x', '--nodes', 'a', '--start', '0', '--format', 'xml'], /--format "xml"/],
     ] as const) {
       const r = await runCli(['job-report', ...args], {
-        env: { SLURM_JOB_NODELIST: undefined, SLURM_JOB_ID: undefined },
+        env: { SLURM_JOB_NODELIST: undefined, SLURM_JOB_ID: undefined, PATH: pathWith(slurmless) },
       });
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, message);

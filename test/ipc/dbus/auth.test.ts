@@ -6,7 +6,10 @@ import { authenticateExternal, MAX_AUTH_LINE_BYTES } from '../../../src/ipc/dbus
 import { DBusConnection, socketPathOf } from '../../../src/ipc/dbus/connection.js';
 import { encodeMessage, MessageType } from '../../../src/ipc/dbus/wire.js';
 import { startPrivateBus, TEST_BUS_POLICY } from '../../helpers/dbus.js';
+import { needsTool } from '../../helpers/requirements.js';
 import { tempDir } from '../../helpers/tmp.js';
+
+const skip = needsTool('dbus-daemon');
 
 const UID = process.getuid!();
 
@@ -26,7 +29,9 @@ async function connectError(address: string, timeoutMs?: number): Promise<string
   return err.message;
 }
 
-test('EXTERNAL authentication with a real bus yields the bus GUID, and Hello a unique name', async () => {
+test('EXTERNAL authentication with a real bus yields the bus GUID, and Hello a unique name', {
+  skip,
+}, async () => {
   const bus = await startPrivateBus();
   const socket = createConnection(socketPathOf(bus.address));
   await new Promise((resolve) => socket.once('connect', resolve));
@@ -44,7 +49,7 @@ test('EXTERNAL authentication with a real bus yields the bus GUID, and Hello a u
   }
 });
 
-test('unix:abstract= is refused with the reason, and passed over in an address list', async () => {
+test('unix:abstract= is refused with the reason, and passed over in an address list', { skip }, async () => {
   const name = `joulegate-test-${process.pid}-${Date.now()}`;
   const abstract = await startPrivateBus(TEST_BUS_POLICY, { listen: `unix:abstract=${name}` });
   assert.equal(
@@ -57,7 +62,9 @@ test('unix:abstract= is refused with the reason, and passed over in an address l
   conn.close();
 });
 
-test('a bus that accepts only another mechanism: one error naming the bus and what it accepts', async () => {
+test('a bus that accepts only another mechanism: one error naming the bus and what it accepts', {
+  skip,
+}, async () => {
   const bus = await startPrivateBus(TEST_BUS_POLICY, { auth: 'ANONYMOUS' });
   const message = await connectError(bus.address);
   assert.equal(
@@ -66,7 +73,7 @@ test('a bus that accepts only another mechanism: one error naming the bus and wh
   );
 });
 
-test('a bus whose policy refuses our uid: one error naming the bus and the uid', async () => {
+test('a bus whose policy refuses our uid: one error naming the bus and the uid', { skip }, async () => {
   const bus = await startPrivateBus(`  <policy context="default">
     <deny user="*"/>
   </policy>`);
@@ -77,7 +84,7 @@ test('a bus whose policy refuses our uid: one error naming the bus and the uid',
   assert.match(message, new RegExp(`its policy may not admit uid ${UID}$`));
 });
 
-test('a missing socket and an unsupported address fail with the address named', async () => {
+test('a missing socket and an unsupported address fail with the address named', { skip }, async () => {
   const missing = `unix:path=${join(tempDir(), 'nobody-listens')}`;
   assert.match(
     await connectError(missing),
@@ -112,7 +119,7 @@ async function fakeBus(answer: (chunk: string, peer: Socket) => void): Promise<s
 
 const GUID = '0123456789abcdef0123456789abcdef';
 
-test('a peer that hangs up mid-handshake', async () => {
+test('a peer that hangs up mid-handshake', { skip }, async () => {
   const address = await fakeBus((_chunk, peer) => peer.end());
   assert.equal(
     await connectError(address),
@@ -120,7 +127,7 @@ test('a peer that hangs up mid-handshake', async () => {
   );
 });
 
-test('a peer that sends an over-long line, with or without its end', async () => {
+test('a peer that sends an over-long line, with or without its end', { skip }, async () => {
   for (const tail of ['', '\r\n']) {
     const address = await fakeBus((_chunk, peer) => {
       peer.write(`REJECTED ${'x'.repeat(MAX_AUTH_LINE_BYTES)}${tail}`);
@@ -132,7 +139,7 @@ test('a peer that sends an over-long line, with or without its end', async () =>
   }
 });
 
-test('a peer that never answers: the connect timeout', async () => {
+test('a peer that never answers: the connect timeout', { skip }, async () => {
   const address = await fakeBus(() => {});
   const started = performance.now();
   assert.equal(
@@ -142,7 +149,7 @@ test('a peer that never answers: the connect timeout', async () => {
   assert.ok(performance.now() - started < 5000);
 });
 
-test('ERROR, a bad GUID and unknown commands are refused', async () => {
+test('ERROR, a bad GUID and unknown commands are refused', { skip }, async () => {
   const cases: [string, string][] = [
     ['ERROR "unknown mechanism"\r\n', 'the bus answered ERROR: "unknown mechanism"'],
     ['OK not-a-guid\r\n', 'the bus answered OK with a bad GUID "not-a-guid"'],
@@ -156,7 +163,7 @@ test('ERROR, a bad GUID and unknown commands are refused', async () => {
   }
 });
 
-test('what the bus sends after OK in the same packet reaches the message layer', async () => {
+test('what the bus sends after OK in the same packet reaches the message layer', { skip }, async () => {
   // The client pipelines BEGIN and Hello; this peer answers both before it reads either.
   const helloReply = encodeMessage({
     type: MessageType.MethodReturn,

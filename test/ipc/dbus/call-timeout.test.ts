@@ -8,18 +8,23 @@ import {
 import { GeopmClient } from '../../../src/ipc/geopm-client.js';
 import { runCli } from '../../helpers/cli.js';
 import { startPrivateBus } from '../../helpers/dbus.js';
+import { needsTool, whenMet } from '../../helpers/requirements.js';
+
+const skip = needsTool('dbus-daemon');
 
 // A peer that owns the service's name on a private bus and swallows every call: the bus
 // delivers the calls, nobody answers. Clients must give up after their timeout with one line
 // that names the method and the bus, instead of hanging (libdbus's default is 25 s).
 const NAME = 'io.github.geopm';
-const bus = await startPrivateBus();
+const bus = await whenMet(skip, () => startPrivateBus());
 const silent = await DBusConnection.connect(bus.address);
-await silent.requestName(NAME);
+await whenMet(skip, () => silent.requestName(NAME));
 let swallowed = 0;
-silent.onMethodCall(() => {
-  swallowed++;
-});
+whenMet(skip, () =>
+  silent.onMethodCall(() => {
+    swallowed++;
+  }),
+);
 after(() => silent.close());
 
 const env = (timeout: string) => ({
@@ -28,7 +33,9 @@ const env = (timeout: string) => ({
   JOULEGATE_DBUS_TIMEOUT_MS: timeout,
 });
 
-test('the default call timeout is libdbus 25 s; JOULEGATE_DBUS_TIMEOUT_MS sets it, bad values are refused', () => {
+test('the default call timeout is libdbus 25 s; JOULEGATE_DBUS_TIMEOUT_MS sets it, bad values are refused', {
+  skip,
+}, () => {
   assert.equal(CALL_TIMEOUT_MS_DEFAULT, 25_000);
   assert.equal(defaultCallTimeoutMs(undefined), 25_000);
   assert.equal(defaultCallTimeoutMs(''), 25_000);
@@ -38,7 +45,9 @@ test('the default call timeout is libdbus 25 s; JOULEGATE_DBUS_TIMEOUT_MS sets i
   }
 });
 
-test('`joulegate access -a` against a peer that never replies fails within the timeout, in one line', async () => {
+test('`joulegate access -a` against a peer that never replies fails within the timeout, in one line', {
+  skip,
+}, async () => {
   const before = swallowed;
   const t0 = performance.now();
   const r = await runCli(['access', '-a'], { env: env('800'), timeoutMs: 20_000 });
@@ -54,7 +63,7 @@ test('`joulegate access -a` against a peer that never replies fails within the t
   assert.ok(swallowed > before, 'the call reached the silent peer');
 });
 
-test('a bad JOULEGATE_DBUS_TIMEOUT_MS is one error line, not a hang or a stack trace', async () => {
+test('a bad JOULEGATE_DBUS_TIMEOUT_MS is one error line, not a hang or a stack trace', { skip }, async () => {
   const r = await runCli(['access', '-a'], { env: env('soon'), timeoutMs: 20_000 });
   assert.equal(r.code, 255);
   assert.equal(
@@ -63,7 +72,7 @@ test('a bad JOULEGATE_DBUS_TIMEOUT_MS is one error line, not a hang or a stack t
   );
 });
 
-test('GeopmClient: timeoutMs per client; the connection stays usable after a timeout', async () => {
+test('GeopmClient: timeoutMs per client; the connection stays usable after a timeout', { skip }, async () => {
   const client = await GeopmClient.connect({ address: bus.address, busName: NAME, timeoutMs: 300 });
   try {
     const t0 = performance.now();
@@ -91,7 +100,7 @@ test('GeopmClient: timeoutMs per client; the connection stays usable after a tim
   }
 });
 
-test('a call option overrides the connection timeout', async () => {
+test('a call option overrides the connection timeout', { skip }, async () => {
   const conn = await DBusConnection.connect(bus.address, { callTimeoutMs: 60_000 });
   try {
     const t0 = performance.now();

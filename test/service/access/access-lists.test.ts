@@ -23,8 +23,11 @@ import {
   userByName,
 } from '../../../src/service/access/index.js';
 import { secureMakeDirs, secureMakeFile } from '../../../src/service/secure-files.js';
+import { needsTestUsers } from '../../helpers/requirements.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { ensureGroup, ensureUser } from '../../helpers/users.js';
+
+const skip = needsTestUsers();
 
 const catalog: Catalog = {
   signals: ['CPU_ENERGY', 'CPU_POWER', 'TIME', 'CTL_FREQ', 'CTL_LIMIT'],
@@ -48,7 +51,7 @@ function configWith(lists: Record<string, { signals?: string; controls?: string 
   return root;
 }
 
-test('the list format ignores blanks, # lines, surrounding spaces and tabs', () => {
+test('the list format ignores blanks, # lines, surrounding spaces and tabs', { skip }, () => {
   assert.deepEqual(parseAccessList('\n  # comment\nA\n\tB  \n\n#C\n  D # not a comment\r\n'), [
     'A',
     'B',
@@ -56,7 +59,9 @@ test('the list format ignores blanks, # lines, surrounding spaces and tabs', () 
   ]);
 });
 
-test('default lists are filtered to supported names, controls are readable, output sorted and unique', () => {
+test('default lists are filtered to supported names, controls are readable, output sorted and unique', {
+  skip,
+}, () => {
   const root = configWith({
     '0.DEFAULT_ACCESS': {
       signals: '# site defaults\nTIME\n\tCPU_POWER\nNOT_ON_THIS_NODE\n@@ garbage line @@\nTIME\n\n',
@@ -72,7 +77,7 @@ test('default lists are filtered to supported names, controls are readable, outp
   assert.deepEqual(lists.getGroupAccess(undefined, catalog), lists.getGroupAccess('', catalog));
 });
 
-test('missing config dir, group dir or files grant nothing', () => {
+test('missing config dir, group dir or files grant nothing', { skip }, () => {
   const lists = new AccessLists({ configDir: join(tempDir(), 'nothing-here') });
   assert.deepEqual(lists.getGroupAccess('', catalog), { signals: [], controls: [] });
   const root = configWith({ '0.DEFAULT_ACCESS': {} });
@@ -82,7 +87,7 @@ test('missing config dir, group dir or files grant nothing', () => {
   });
 });
 
-test('getAllAccess lists everything the node supports, sorted', () => {
+test('getAllAccess lists everything the node supports, sorted', { skip }, () => {
   const lists = new AccessLists({ configDir: tempDir() });
   assert.deepEqual(lists.getAllAccess(catalog), {
     signals: ['CPU_ENERGY', 'CPU_POWER', 'CTL_FREQ', 'CTL_LIMIT', 'TIME'],
@@ -129,7 +134,9 @@ for (const [what, spoil, reason] of [
   });
 }
 
-test('a directory named like a group that is not 0700 is ignored, never renamed, with one warning', () => {
+test('a directory named like a group that is not 0700 is ignored, never renamed, with one warning', {
+  skip,
+}, () => {
   ensureGroup('jg-e2-grpa');
   const root = configWith({ 'jg-e2-grpa': { signals: 'TIME\n', controls: 'CTL_FREQ\n' } });
   chmodSync(join(root, 'jg-e2-grpa'), 0o755);
@@ -156,7 +163,9 @@ test('a directory named like a group that is not 0700 is ignored, never renamed,
   assert.match(lines[1]!, /has mode 0750/);
 });
 
-test('a config root writable by others is ignored (one warning) and never renamed, even on write', () => {
+test('a config root writable by others is ignored (one warning) and never renamed, even on write', {
+  skip,
+}, () => {
   const root = configWith({ '0.DEFAULT_ACCESS': { signals: 'TIME\n' } });
   chmodSync(root, 0o777);
   const { lines, log } = collectLog();
@@ -175,7 +184,9 @@ test('a config root writable by others is ignored (one warning) and never rename
   assert.deepEqual(lists.getGroupAccess('', catalog).signals, ['CPU_POWER']);
 });
 
-test('a list file over the size limit is ignored, not read, and logged once; writes that big are refused', () => {
+test('a list file over the size limit is ignored, not read, and logged once; writes that big are refused', {
+  skip,
+}, () => {
   const root = configWith({ '0.DEFAULT_ACCESS': { signals: 'TIME\n', controls: 'CTL_FREQ\n' } });
   const big = `${'CPU_POWER\n'.repeat(Math.ceil((MAX_LIST_FILE_BYTES + 1) / 10))}`;
   secureMakeFile(join(root, '0.DEFAULT_ACCESS', 'allowed_signals'), big);
@@ -200,7 +211,7 @@ test('a list file over the size limit is ignored, not read, and logged once; wri
   });
 });
 
-test('lines that cannot be names are skipped with one warning naming the first', () => {
+test('lines that cannot be names are skipped with one warning naming the first', { skip }, () => {
   const root = configWith({
     '0.DEFAULT_ACCESS': { signals: `TIME\nCPU_POWER # inline note\n${'Y'.repeat(300)}\nCPU_ENERGY\n` },
   });
@@ -215,7 +226,7 @@ test('lines that cannot be names are skipped with one warning naming the first',
   );
 });
 
-test('a 0755 root-owned config root (as distributions ship it) is accepted', () => {
+test('a 0755 root-owned config root (as distributions ship it) is accepted', { skip }, () => {
   const root = configWith({ '0.DEFAULT_ACCESS': { signals: 'TIME\n' } });
   chmodSync(root, 0o755);
   const lists = new AccessLists({ configDir: root });
@@ -224,7 +235,7 @@ test('a 0755 root-owned config root (as distributions ship it) is accepted', () 
   assert.equal(statSync(root).mode & 0o7777, 0o755);
 });
 
-test('setGroupAccess writes 0600 files in 0700 dirs, one name per line in the given order', () => {
+test('setGroupAccess writes 0600 files in 0700 dirs, one name per line in the given order', { skip }, () => {
   ensureGroup('jg-e2-grpa');
   const root = join(tempDir(), 'geopm');
   const lists = new AccessLists({ configDir: root });
@@ -242,7 +253,7 @@ test('setGroupAccess writes 0600 files in 0700 dirs, one name per line in the gi
   assert.deepEqual(readdirSync(dir).sort(), ['allowed_controls', 'allowed_signals'], 'no temp files left');
 });
 
-test('setGroupAccess replaces a list atomically (new inode, old readers unaffected)', () => {
+test('setGroupAccess replaces a list atomically (new inode, old readers unaffected)', { skip }, () => {
   const root = configWith({ '0.DEFAULT_ACCESS': { signals: 'TIME\n' } });
   const file = join(root, '0.DEFAULT_ACCESS', 'allowed_signals');
   const before = statSync(file).ino;
@@ -251,7 +262,9 @@ test('setGroupAccess replaces a list atomically (new inode, old readers unaffect
   assert.equal(readFileSync(file, 'utf8'), 'CPU_ENERGY\n');
 });
 
-test("unsupported names are refused with GEOPM's message unless forced; dry runs write nothing", () => {
+test("unsupported names are refused with GEOPM's message unless forced; dry runs write nothing", {
+  skip,
+}, () => {
   const root = join(tempDir(), 'geopm');
   const lists = new AccessLists({ configDir: root });
   assert.throws(() => lists.setGroupAccess('', ['TIME', 'NOPE_A', 'NOPE_B', 'NOPE_A'], undefined, catalog), {
@@ -277,7 +290,7 @@ test("unsupported names are refused with GEOPM's message unless forced; dry runs
   );
 });
 
-test("bad group names are rejected with GEOPM's texts", () => {
+test("bad group names are rejected with GEOPM's texts", { skip }, () => {
   const lists = new AccessLists({ configDir: tempDir() });
   assert.throws(() => lists.getGroupAccess('1abc', catalog), {
     name: 'InvalidArgumentError',
@@ -297,7 +310,7 @@ test("bad group names are rejected with GEOPM's texts", () => {
   );
 });
 
-test('getUserAccess unions the default list and every NSS group of the user', () => {
+test('getUserAccess unions the default list and every NSS group of the user', { skip }, () => {
   // Membership exists only in /etc/group: this process never had these groups.
   const user = ensureUser('jg-e2-alice', ['jg-e2-grpa', 'jg-e2-grpb']);
   ensureGroup('jg-e2-grpc');
@@ -320,7 +333,7 @@ test('getUserAccess unions the default list and every NSS group of the user', ()
   });
 });
 
-test('getUserAccess includes the primary group lists', () => {
+test('getUserAccess includes the primary group lists', { skip }, () => {
   const user = ensureUser('jg-e2-carol');
   // useradd --user-group made a primary group named like the user.
   const root = configWith({ 'jg-e2-carol': { signals: 'CPU_POWER\n' } });
@@ -329,7 +342,9 @@ test('getUserAccess includes the primary group lists', () => {
   ]);
 });
 
-test('config dir: env wins; the legacy dir is used only when the new one is absent, with a warning', () => {
+test('config dir: env wins; the legacy dir is used only when the new one is absent, with a warning', {
+  skip,
+}, () => {
   const base = tempDir();
   const current = join(base, 'geopm');
   const legacy = join(base, 'geopm-service');
@@ -353,7 +368,7 @@ test('config dir: env wins; the legacy dir is used only when the new one is abse
   assert.deepEqual(got.lines, []);
 });
 
-test('NSS lookups resolve users and groups by name and id; unknown ones are undefined', () => {
+test('NSS lookups resolve users and groups by name and id; unknown ones are undefined', { skip }, () => {
   const user = ensureUser('jg-e2-alice', ['jg-e2-grpa', 'jg-e2-grpb']);
   assert.deepEqual(userByName(user.name), { name: user.name, uid: user.uid, gid: user.gid });
   assert.deepEqual(userById(user.uid), { name: user.name, uid: user.uid, gid: user.gid });

@@ -3,19 +3,22 @@ import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { ERROR_NAMES } from '../../../src/ipc/dbus/interface.js';
+import { needsDaemon, whenMet } from '../../helpers/requirements.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { ensureUser } from '../../helpers/users.js';
 import { ServiceHarness, waitFor } from '../harness.js';
 
+const skip = needsDaemon();
+
 const h = new ServiceHarness();
-await h.setup();
-await h.startDaemon();
+await whenMet(skip, () => h.setup());
+await whenMet(skip, () => h.startDaemon());
 
 // Two groups with different lists, users in one, both or neither.
-const inA = ensureUser('jgsvc_acc_a', ['jgsvc_grp_a']);
-const inB = ensureUser('jgsvc_acc_b', ['jgsvc_grp_b']);
-const inBoth = ensureUser('jgsvc_acc_ab', ['jgsvc_grp_a', 'jgsvc_grp_b']);
-const inNone = ensureUser('jgsvc_acc_none');
+const inA = whenMet(skip, () => ensureUser('jgsvc_acc_a', ['jgsvc_grp_a']));
+const inB = whenMet(skip, () => ensureUser('jgsvc_acc_b', ['jgsvc_grp_b']));
+const inBoth = whenMet(skip, () => ensureUser('jgsvc_acc_ab', ['jgsvc_grp_a', 'jgsvc_grp_b']));
+const inNone = whenMet(skip, () => ensureUser('jgsvc_acc_none'));
 
 const SIGNALS = ['TIME', 'FILECTL::COUNTER', 'FILECTL::LIMIT', 'FILECTL::MODE'];
 const CONTROLS = ['FILECTL::LIMIT', 'FILECTL::MODE'];
@@ -34,7 +37,7 @@ const expected = new Map([
   ],
 ]);
 
-test('admin sets group lists over D-Bus', async () => {
+test('admin sets group lists over D-Bus', { skip }, async () => {
   const r = await h.client([
     { call: 'platformSetGroupAccess', args: ['', ['TIME'], []] },
     { call: 'platformSetGroupAccess', args: ['jgsvc_grp_a', ['FILECTL::COUNTER'], ['FILECTL::MODE']] },
@@ -84,7 +87,9 @@ for (const user of [inNone, inA, inB, inBoth]) {
   });
 }
 
-test('a group list is a snapshot at session open: later edits do not change open sessions', async () => {
+test('a group list is a snapshot at session open: later edits do not change open sessions', {
+  skip,
+}, async () => {
   const gate = join(tempDir('jg-svc-gate-'), 'go');
   chmodSync(dirname(gate), 0o755);
   const steps = [
@@ -111,7 +116,7 @@ test('a group list is a snapshot at session open: later edits do not change open
   await h.client([{ call: 'platformSetGroupAccessSignals', args: ['jgsvc_grp_a', ['FILECTL::COUNTER']] }]);
 });
 
-test('root test process (CAP_SYS_ADMIN) gets every name', async () => {
+test('root test process (CAP_SYS_ADMIN) gets every name', { skip }, async () => {
   const r = await h.client([{ call: 'platformGetUserAccess' }, { call: 'platformGetAllAccess' }]);
   assert.deepEqual(r[0]!.value, r[1]!.value);
   assert.ok((r[0]!.value as { signals: string[] }).signals.includes('FILECTL::COUNTER'));

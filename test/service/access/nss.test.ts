@@ -7,12 +7,15 @@ import {
   userByIdAsync,
   userByName,
 } from '../../../src/service/access/nss.js';
+import { needsTestUsers } from '../../helpers/requirements.js';
 import { ensureUser } from '../../helpers/users.js';
+
+const skip = needsTestUsers();
 
 // The daemon asks NSS off the event loop (a slow directory server must not stall every client);
 // the answers are those of the synchronous lookups the CLI uses.
 
-test('lookups off the event loop answer as the synchronous ones', async () => {
+test('lookups off the event loop answer as the synchronous ones', { skip }, async () => {
   const groups = ['jgsvc_nss_a', 'jgsvc_nss_b'];
   const user = ensureUser('jgsvc_nss', groups);
   const entry = userByName(user.name)!;
