@@ -141,7 +141,9 @@ const skipsFile = join(runDir, 'skips.jsonl');
 function cleanUp() {
   skipSummary(skipsFile);
   rmSync(runDir, { recursive: true, force: true });
-  const { removed, failed } = removeTestAccounts(accountsBefore);
+  // Only root adds accounts; a run as another user has none to remove.
+  const { removed, failed } =
+    process.getuid?.() === 0 ? removeTestAccounts(accountsBefore) : { removed: [], failed: [] };
   if (removed.length > 0) console.log(`run-tests: removed test accounts ${removed.join(' ')}`);
   for (const f of failed) console.error(`run-tests: could not remove test account (${f})`);
   const caches = removeOrphanTsxCaches(leftBefore);

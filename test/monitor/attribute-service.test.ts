@@ -7,7 +7,7 @@ import type { AttributionReport } from '../../src/monitor/attribution/summary.js
 import type { Report } from '../../src/monitor/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
-import { needsDaemon } from '../helpers/requirements.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser } from '../helpers/users.js';
@@ -17,7 +17,7 @@ const skip = needsDaemon();
 // Issue 16 item 5: an unprivileged user attributes energy to their own processes. The node's RAPL
 // files are root-only; a real joulegated on a private bus serves CPU_ENERGY (granted to the
 // user), while /proc and /proc/stat of this machine are read directly by the user's monitor.
-const { h, user } = await daemonWithRootOnlyRapl('jg-attr-user');
+const { h, user } = await whenMet(skip, () => daemonWithRootOnlyRapl('jg-attr-user'));
 
 const started: ChildProcess[] = [];
 after(() => {

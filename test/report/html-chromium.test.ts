@@ -139,7 +139,7 @@ describe('HTML report in headless Chromium', { skip }, () => {
   });
 });
 
-describe('failed reads in the HTML report', { skip }, () => {
+describe('failed reads in the HTML report', () => {
   it('draws a gap in the line, not a drop to 0', async () => {
     const report = readReport(onlyFile(out, /\.json$/));
     const round = report.rounds[0]!;
@@ -167,7 +167,7 @@ describe('failed reads in the HTML report', { skip }, () => {
   });
 });
 
-describe('power plot y-scale', { skip }, () => {
+describe('power plot y-scale', () => {
   it('ignores a final interval under half the median when it sets the top, not when it draws', () => {
     const counter = { t: [0.01, 0.03, 0.05, 0.07, 0.0805], value: [10, 11, 12, 13, 400] };
     const intervals = [0.02, 0.02, 0.02, 0.02, 0.001];

@@ -32,20 +32,25 @@ process.env.JOULEGATE_TEST_CONTROL_DIR = h.controlDir;
 process.env.JOULEGATE_SYSROOT = h.sysroot;
 const plugins = await whenMet(skip, () => loadPlugins([h.pluginDir], () => {}));
 const pio = await whenMet(skip, () => loadPlatform({ extra: plugins.backends }));
-const service = new GeopmService({
-  runDir,
-  pio,
-  access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
-  log: () => {},
-  // The liveness poll reads /proc by design; kept out of the window this test watches.
-  pollMs: 3_600_000,
-});
+const service = whenMet(
+  skip,
+  () =>
+    new GeopmService({
+      runDir,
+      pio,
+      access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
+      log: () => {},
+      // The liveness poll reads /proc by design; kept out of the window this test watches.
+      pollMs: 3_600_000,
+    }),
+);
 await whenMet(skip, () => service.start());
-const daemon = await DBusConnection.connect(h.bus.address);
-const dispatcher = new Dispatcher(daemon, service);
+const daemon = await whenMet(skip, () => DBusConnection.connect(h.bus.address));
+const dispatcher = whenMet(skip, () => new Dispatcher(daemon, service));
 const BUS_NAME = 'io.github.geopm.cachetest';
 await whenMet(skip, () => daemon.requestName(BUS_NAME));
 after(async () => {
+  if (skip) return;
   await service.shutdown();
   daemon.close();
 });

@@ -125,7 +125,9 @@ const defaultSignals = join(h.configDir, '0.DEFAULT_ACCESS', 'allowed_signals');
 
 for (const firstCall of [true, false]) {
   const when = firstCall ? 'looked up while its creator lived' : 'first used after the pid was reused';
-  test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, async () => {
+  test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, {
+    skip,
+  }, async () => {
     const conn = await handOffToRootAtCreatorPid(user, firstCall);
     try {
       for (const call of [

@@ -30,19 +30,25 @@ mkdirSync(runDir, { mode: 0o711 });
 process.env.JOULEGATE_TEST_CONTROL_DIR = h.controlDir;
 process.env.JOULEGATE_SYSROOT = h.sysroot;
 const plugins = await whenMet(skip, () => loadPlugins([h.pluginDir], () => {}));
-const service = new GeopmService({
-  runDir,
-  pio: await loadPlatform({ extra: plugins.backends }),
-  access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
-  log: () => {},
-  pollMs: 60_000,
-});
+const pio = await whenMet(skip, () => loadPlatform({ extra: plugins.backends }));
+const service = whenMet(
+  skip,
+  () =>
+    new GeopmService({
+      runDir,
+      pio,
+      access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
+      log: () => {},
+      pollMs: 60_000,
+    }),
+);
 await whenMet(skip, () => service.start());
 const user = whenMet(skip, () => ensureUser('jgsvc_caps'));
 const other = whenMet(skip, () => ensureUser('jgsvc_caps2'));
 
 const sleepers: ChildProcess[] = [];
 after(async () => {
+  if (skip) return;
   for (const p of sleepers) p.kill('SIGKILL');
   await service.shutdown();
 });

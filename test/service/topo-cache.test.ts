@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { Topology } from '../../src/platform/topology.js';
 import { cpuMask, formatTopoCache } from '../../src/service/topo-cache.js';
 import { assertTopoCacheDescribes, parseGeopmTopoCache } from '../helpers/geopm-topo-cache.js';
-import { needsDaemon } from '../helpers/requirements.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { sysfsShape } from '../helpers/sysfs-topology.js';
 import { FIXTURES } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
@@ -20,14 +20,14 @@ const daemon = needsDaemon();
 
 const FIXTURE = join(FIXTURES, 'server-2s4c2t');
 const h = new ServiceHarness();
-const reader = ensureUser('jgsvc_reader');
+const reader = whenMet(daemon, () => ensureUser('jgsvc_reader'));
 
 // Top level, not in before(): the helpers' after() hooks must attach to the file, not a hook.
-await h.setup();
+await whenMet(daemon, () => h.setup());
 // The harness builds its own small node; this daemon sees the fixture machine instead.
 for (const entry of readdirSync(h.sysroot)) rmSync(join(h.sysroot, entry), { recursive: true });
 cpSync(FIXTURE, h.sysroot, { recursive: true });
-await h.startDaemon();
+await whenMet(daemon, () => h.startDaemon());
 
 test('TopoGetCache and geopm-topo-cache describe the 2-socket, 4-core, 2-thread fixture', {
   skip: daemon,

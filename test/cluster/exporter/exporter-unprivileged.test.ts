@@ -8,7 +8,7 @@ import {
   seriesValue,
   startExporter,
 } from '../../helpers/exporter.js';
-import { needsDaemon } from '../../helpers/requirements.js';
+import { needsDaemon, whenMet } from '../../helpers/requirements.js';
 import { daemonWithRootOnlyRapl } from '../../helpers/root-only-rapl.js';
 import { asUser } from '../../helpers/users.js';
 
@@ -17,7 +17,7 @@ const skip = needsDaemon();
 // An unprivileged exporter against a real joulegated on a private bus: the node's RAPL files are
 // root-only, the user is granted CPU_ENERGY only. Package energy comes through the daemon;
 // DRAM and psys are not exported (not granted), never as 0.
-const { h, user } = await daemonWithRootOnlyRapl('jg-exporter');
+const { h, user } = await whenMet(skip, () => daemonWithRootOnlyRapl('jg-exporter'));
 let exporter: RunningExporter | undefined;
 after(async () => {
   await exporter?.stop();

@@ -8,9 +8,12 @@ import {
 import { GeopmClient } from '../../../src/ipc/geopm-client.js';
 import { runCli } from '../../helpers/cli.js';
 import { startPrivateBus } from '../../helpers/dbus.js';
-import { needsTool, whenMet } from '../../helpers/requirements.js';
+import { needsRoot, needsTool, requirements, whenMet } from '../../helpers/requirements.js';
 
-const skip = needsTool('dbus-daemon');
+const skip = requirements(
+  needsRoot('owns a name on a private bus, where only root may'),
+  needsTool('dbus-daemon'),
+);
 
 // A peer that owns the service's name on a private bus and swallows every call: the bus
 // delivers the calls, nobody answers. Clients must give up after their timeout with one line

@@ -58,7 +58,7 @@ test('admin sets group lists over D-Bus', { skip }, async () => {
 });
 
 for (const user of [inNone, inA, inB, inBoth]) {
-  test(`access matrix for ${user.name}: allowed iff listed`, async () => {
+  test(`access matrix for ${user.name}: allowed iff listed`, { skip }, async () => {
     const want = expected.get(user.name)!;
     const steps: unknown[] = [{ call: 'platformGetUserAccess' }, { call: 'platformOpenSession' }];
     for (const s of SIGNALS) steps.push({ call: 'platformReadSignal', args: [s, 0, 0] });
