@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { FakeGpu } from '../helpers/fake-gpu.js';
-import { needsCompiler } from '../helpers/requirements.js';
+import { needsAdmin, needsCompiler } from '../helpers/requirements.js';
+
+const admin = needsAdmin();
 
 const skip = needsCompiler();
 
@@ -40,7 +42,9 @@ describe('joulegate read/write with the fake GPU libraries', { skip }, () => {
     assert.equal(read.stdout, '250\n');
   });
 
-  test('an out-of-range or misaddressed write is one line on stderr, non-zero, and never reaches the library', async () => {
+  test('an out-of-range or misaddressed write is one line on stderr, non-zero, and never reaches the library', {
+    skip: admin,
+  }, async () => {
     const nvml = new FakeGpu('nvml', { device_count: 1 });
     for (const args of [
       ['GPU_POWER_LIMIT_CONTROL', 'gpu', '0', '9999'],

@@ -71,7 +71,7 @@ test('JOULEGATE_PLUGIN_PATH is split on colons, empty entries dropped', () => {
 test('a trustworthy plugin loads and its file controls read and write through PlatformIO', async () => {
   const dir = controlDir();
   const { lines, log } = collectLog();
-  const { backends, refused } = await loadPlugins([FILE_CONTROLS_PLUGIN], log);
+  const { backends, refused } = await loadPlugins([pluginCopy().file], log);
   assert.deepEqual(refused, []);
   assert.deepEqual(lines, []);
   assert.deepEqual(
@@ -115,7 +115,7 @@ test('a trustworthy plugin loads and its file controls read and write through Pl
 test('a malformed control file is a read error naming the file, never 0', async () => {
   const dir = controlDir();
   writeFileSync(join(dir, 'KNOB_B.1'), 'garbage\n');
-  const { backends } = await loadPlugins([FILE_CONTROLS_PLUGIN], () => {});
+  const { backends } = await loadPlugins([pluginCopy().file], () => {});
   const pio = await platformOf(backends);
   await assert.rejects(
     pio.readSignal('FILECTL::KNOB_B', DomainType.Package, 1),
@@ -215,7 +215,7 @@ test('without JOULEGATE_TEST_CONTROL_DIR the fixture says what is missing', asyn
   const saved = process.env.JOULEGATE_TEST_CONTROL_DIR;
   delete process.env.JOULEGATE_TEST_CONTROL_DIR;
   try {
-    const { backends, refused } = await loadPlugins([FILE_CONTROLS_PLUGIN], () => {});
+    const { backends, refused } = await loadPlugins([pluginCopy().file], () => {});
     assert.deepEqual(backends, []);
     assert.match(refused[0]!.reason, /JOULEGATE_TEST_CONTROL_DIR is not set/);
   } finally {

@@ -128,3 +128,11 @@ export function needsH5py(): Skip {
 export function whenMet<T>(skip: Skip, step: () => T): T {
   return skip === false ? step() : ({} as T);
 }
+
+/**
+ * The test runs the CLI as an admin: with CAP_SYS_ADMIN it reads and writes the node itself;
+ * anyone else also asks joulegated (and warns when it is unreachable).
+ */
+export function needsAdmin(): Skip {
+  return needsRoot('runs the CLI as an admin, who reads and writes the node without joulegated');
+}

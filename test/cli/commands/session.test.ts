@@ -4,9 +4,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI, run, runCli } from '../../helpers/cli.js';
-import { needsTestUsers } from '../../helpers/requirements.js';
+import { needsAdmin, needsTestUsers } from '../../helpers/requirements.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
+
+const admin = needsAdmin();
 
 const asTestUsers = needsTestUsers();
 
@@ -48,7 +50,7 @@ test('-n drops the header; -d changes the delimiter; input stops at the first em
   assert.match(both.stderr, /not allowed with argument --print-header/);
 });
 
-test('session error texts: "Error: <msg>" and a blank line, exit 255', async () => {
+test('session error texts: "Error: <msg>" and a blank line, exit 255', { skip: admin }, async () => {
   const cases: [string[], string, string][] = [
     [[], 'TIME board\n', 'Read request must be three words: "TIME board"'],
     [[], '  TIME   board 0 0  \n', 'Read request must be three words: "TIME   board 0 0"'],
@@ -238,7 +240,7 @@ test('--pid of a process the caller may not signal (EPERM) counts as alive', {
   assert.equal(lines(r.stdout).length, 5, r.stdout);
 });
 
-test('a reader that goes away (| head) ends the session quietly with status 0', async () => {
+test('a reader that goes away (| head) ends the session quietly with status 0', { skip: admin }, async () => {
   const script = `printf 'TIME board 0\\n' | "${process.execPath}" "${CLI}" session -t 30 -p 0.05 -r - | head -2; echo "status=\${PIPESTATUS[1]}" >&2`;
   const r = await run('bash', ['-c', script], { timeoutMs: 60_000 });
   assert.equal(lines(r.stdout).length, 2);

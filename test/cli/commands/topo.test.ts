@@ -6,7 +6,10 @@ import { formatTopology } from '../../../src/cli/commands/topo.js';
 import { parseCpuList } from '../../../src/platform/sysroot.js';
 import { Topology } from '../../../src/platform/topology.js';
 import { runCli } from '../../helpers/cli.js';
+import { needsAdmin } from '../../helpers/requirements.js';
 import { copyFixture } from '../../helpers/tmp.js';
+
+const admin = needsAdmin();
 
 /** Fixture (b): 2 packages × 4 cores × 2 threads, interleaved numbering, one cpufreq policy per core. */
 const SERVER = 'server-2s4c2t';
@@ -81,7 +84,9 @@ test('topo text: CPU-less domains name their package; an unreadable sysroot is a
   assert.match(r.stderr, /^Error: [^\n]+\n$/);
 });
 
-test('write CPU_FREQUENCY_MAX_CONTROL package 0 changes exactly package 0 policies; read gives it back', async () => {
+test('write CPU_FREQUENCY_MAX_CONTROL package 0 changes exactly package 0 policies; read gives it back', {
+  skip: admin,
+}, async () => {
   const root = copyFixture(SERVER);
   const env = { JOULEGATE_SYSROOT: root };
   const before = maxFreqs(root);
@@ -98,7 +103,9 @@ test('write CPU_FREQUENCY_MAX_CONTROL package 0 changes exactly package 0 polici
   assert.equal(r1.stdout, `${before.policy1! * 1000}\n`);
 });
 
-test('write at core 5 touches only the policy of cpus 3 and 11; a rejected value changes nothing', async () => {
+test('write at core 5 touches only the policy of cpus 3 and 11; a rejected value changes nothing', {
+  skip: admin,
+}, async () => {
   const root = copyFixture(SERVER);
   const env = { JOULEGATE_SYSROOT: root };
   const before = maxFreqs(root);
