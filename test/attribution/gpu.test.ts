@@ -13,8 +13,11 @@ import { selectSeries } from '../../src/monitor/signals.js';
 import type { SampleSet } from '../../src/platform/sample-set.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
 import { FakeGpu } from '../helpers/fake-gpu.js';
+import { needsCompiler } from '../helpers/requirements.js';
 import { copyFixture } from '../helpers/tmp.js';
 import { put } from './helpers.js';
+
+const skip = needsCompiler();
 
 // GPU energy read from the fake NVML (built from test/fakes/fake_nvml.c, loaded through the real
 // koffi FFI) split among Slurm jobs of the attribution fixture nodes by NVML's per-process
@@ -65,7 +68,7 @@ function near(actual: number, exact: number): void {
   assert.ok(Math.abs(actual - exact) <= 1, `${actual} µJ vs ${exact} µJ`);
 }
 
-describe('GPU energy attribution', () => {
+describe('GPU energy attribution', { skip }, () => {
   it('split by NVML per-process SM utilisation: two jobs and a process of no consumer', async () => {
     // Job 101 holds pid 1011, job 202 pid 2021; pid 7777 belongs to neither.
     new FakeGpu('nvml', {

@@ -3,8 +3,11 @@ import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { run } from '../helpers/cli.js';
+import { needsTestUsers } from '../helpers/requirements.js';
 import { copyFixture } from '../helpers/tmp.js';
 import { asUser, ensureUser } from '../helpers/users.js';
+
+const skip = needsTestUsers();
 
 // Real permissions, real unprivileged user: another user's cgroup counter and processes are
 // made unreadable (as hidepid or a restrictive cgroup delegation would), and the readers must
@@ -12,7 +15,9 @@ import { asUser, ensureUser } from '../helpers/users.js';
 const ATTRIBUTION = new URL('../../dist/attribution/index.js', import.meta.url).pathname;
 const SYSROOT = new URL('../../dist/platform/sysroot.js', import.meta.url).pathname;
 
-test('unreadable cgroup and /proc files are reported with the reason, never read as zero', async () => {
+test('unreadable cgroup and /proc files are reported with the reason, never read as zero', {
+  skip,
+}, async () => {
   const root = copyFixture('attribution/node');
   chmodSync(root, 0o755);
   chmodSync(join(root, 'sys/fs/cgroup/system.slice/slurmstepd.scope/job_202/cpu.stat'), 0o600);

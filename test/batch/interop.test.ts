@@ -4,10 +4,13 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSyn
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { run } from '../helpers/cli.js';
+import { needsCompiler, needsDaemon, requirements, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from '../service/harness.js';
 import { ClientDriver } from './driver.js';
+
+const skip = requirements(needsDaemon(), needsCompiler());
 
 // The batch protocol across implementations, with real processes on both ends: a C client and
 // a C server written from the protocol facts (test/fakes/geopm_batch_*.c, GEOPM's BatchClient
@@ -27,7 +30,7 @@ function compile(name: string): string {
 const C_CLIENT = compile('geopm_batch_client');
 const C_SERVER = compile('geopm_batch_server');
 
-const user = ensureUser('jg-batch-interop');
+const user = whenMet(skip, () => ensureUser('jg-batch-interop'));
 const h = new ServiceHarness();
 
 /** Two cpufreq policies on the harness's 4 CPUs, frequencies in kHz as sysfs writes them. */
@@ -40,7 +43,7 @@ const policyFile = (policy: string, file: string) =>
 
 // Set up at top level, not in before(): the helpers register their cleanup with after(), which
 // inside a hook would run as soon as the hook ends.
-await h.setup();
+await whenMet(skip, () => h.setup());
 for (const [policy, files] of Object.entries(POLICIES)) {
   mkdirSync(policyFile(policy, ''), { recursive: true });
   const all = { ...files, scaling_min_freq: 800000, cpuinfo_min_freq: 800000, cpuinfo_max_freq: 3500000 };
@@ -48,17 +51,19 @@ for (const [policy, files] of Object.entries(POLICIES)) {
 }
 // The test user reaches the batch files in the run dir by name only.
 chmodSync(dirname(h.runDir), 0o711);
-await h.startDaemon();
-await h.client([
-  {
-    call: 'platformSetGroupAccess',
-    args: [
-      '',
-      ['CPUFREQ::SCALING_CUR_FREQ', 'CPUFREQ::SCALING_MAX_FREQ', 'FILECTL::COUNTER', 'FILECTL::LIMIT'],
-      ['CPUFREQ::SCALING_MAX_FREQ', 'FILECTL::LIMIT'],
-    ],
-  },
-]);
+await whenMet(skip, () => h.startDaemon());
+await whenMet(skip, () =>
+  h.client([
+    {
+      call: 'platformSetGroupAccess',
+      args: [
+        '',
+        ['CPUFREQ::SCALING_CUR_FREQ', 'CPUFREQ::SCALING_MAX_FREQ', 'FILECTL::COUNTER', 'FILECTL::LIMIT'],
+        ['CPUFREQ::SCALING_MAX_FREQ', 'FILECTL::LIMIT'],
+      ],
+    },
+  ]),
+);
 
 const CPU = 3;
 const PACKAGE = 1;
@@ -159,7 +164,7 @@ const gone = (pid: number) => {
 };
 const batchFiles = (dir: string) => readdirSync(dir).filter((f) => f.startsWith('batch-'));
 
-test('a C client reads signals and writes controls through a joulegated batch server', async () => {
+test('a C client reads signals and writes controls through a joulegated batch server', { skip }, async () => {
   const server = await startJoulegateBatch(SIGNALS, CONTROLS);
   let released = false;
   try {
@@ -196,7 +201,7 @@ test('a C client reads signals and writes controls through a joulegated batch se
   }
 });
 
-test("joulegate's BatchClient reads and writes exact values through a C server", async () => {
+test("joulegate's BatchClient reads and writes exact values through a C server", { skip }, async () => {
   const dir = privateRunDir();
   const data = tempDir('jg-batch-interop-data-');
   const signalFiles = ['a', 'b', 'c', 'unreadable'].map((n) => join(data, `signal-${n}`));
@@ -224,7 +229,9 @@ test("joulegate's BatchClient reads and writes exact values through a C server",
   assert.equal(await server.exited, 0, server.stderr());
 });
 
-test('a C server rejects the BatchClient\'s NaN ("leave unchanged") setting; the client says the server stopped', async () => {
+test('a C server rejects the BatchClient\'s NaN ("leave unchanged") setting; the client says the server stopped', {
+  skip,
+}, async () => {
   const dir = privateRunDir();
   const data = tempDir('jg-batch-interop-data-');
   const controlFiles = ['a', 'b'].map((n) => join(data, `control-${n}`));
@@ -245,7 +252,7 @@ test('a C server rejects the BatchClient\'s NaN ("leave unchanged") setting; the
   await client.send('quit');
 });
 
-test('the files joulegate creates match, byte for byte, those of the C server', async () => {
+test('the files joulegate creates match, byte for byte, those of the C server', { skip }, async () => {
   for (const [signals, controls] of [
     [SIGNALS.slice(0, 3), CONTROLS],
     [SIGNALS.slice(3), []],

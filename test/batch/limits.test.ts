@@ -4,16 +4,19 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { run } from '../helpers/cli.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from '../service/harness.js';
 import { LineProcess, START_CLIENT, type StartResult } from './line-process.js';
+
+const skip = needsDaemon();
 
 // Batch server limits, idle reaping and exit logging, end to end: joulegated (dist/) on private
 // buses, clients as unprivileged users. Two daemons: one with small limits (and a long idle
 // timeout), one that reaps idle servers after 1 s.
 const DRIVER = new URL('../fixtures/batch/service-driver.ts', import.meta.url).pathname;
-const alice = ensureUser('jg-batch-cap-a');
-const bob = ensureUser('jg-batch-cap-b');
+const alice = whenMet(skip, () => ensureUser('jg-batch-cap-a'));
+const bob = whenMet(skip, () => ensureUser('jg-batch-cap-b'));
 
 async function daemon(env: Record<string, string>): Promise<ServiceHarness> {
   const h = new ServiceHarness();
@@ -46,14 +49,18 @@ const batchFiles = (h: ServiceHarness) => readdirSync(h.runDir).filter((f) => f.
 const sessionOf = (h: ServiceHarness, pid: number) =>
   JSON.parse(readFileSync(join(h.runDir, `session-${pid}.json`), 'utf8')) as { batch_server?: number };
 
-const limited = await daemon({
-  JOULEGATE_BATCH_MAX_PER_USER: '2',
-  JOULEGATE_BATCH_MAX_SERVERS: '3',
-  JOULEGATE_BATCH_IDLE_TIMEOUT: '60',
-});
-const reaping = await daemon({ JOULEGATE_BATCH_IDLE_TIMEOUT: '1' });
+const limited = await whenMet(skip, () =>
+  daemon({
+    JOULEGATE_BATCH_MAX_PER_USER: '2',
+    JOULEGATE_BATCH_MAX_SERVERS: '3',
+    JOULEGATE_BATCH_IDLE_TIMEOUT: '60',
+  }),
+);
+const reaping = await whenMet(skip, () => daemon({ JOULEGATE_BATCH_IDLE_TIMEOUT: '1' }));
 
-test('a start over the per-user or the node-wide limit is refused with InvalidArgument naming it', async () => {
+test('a start over the per-user or the node-wide limit is refused with InvalidArgument naming it', {
+  skip,
+}, async () => {
   const clients = await Promise.all([alice, alice, alice, bob, bob].map((u) => startClient(limited, u)));
   try {
     const [a1, a2, a3, b1, b2] = clients as [LineProcess, LineProcess, LineProcess, LineProcess, LineProcess];
@@ -84,7 +91,9 @@ test('a start over the per-user or the node-wide limit is refused with InvalidAr
   }
 });
 
-test('a server whose client never connects is reaped after the idle timeout; its place is freed', async () => {
+test('a server whose client never connects is reaped after the idle timeout; its place is freed', {
+  skip,
+}, async () => {
   const r = await run(process.execPath, ['--import', 'tsx', DRIVER, 'idle'], {
     prefix: [...prefixFor(reaping, alice), 'setsid', '--wait'],
     timeoutMs: 60_000,
@@ -105,7 +114,9 @@ test('a server whose client never connects is reaped after the idle timeout; its
   assert.ok(await waitFor(() => batchFiles(reaping).length === 0), batchFiles(reaping).join(' '));
 });
 
-test('every server exit is logged with its cause: a client truncating its buffer (SIGBUS)', async () => {
+test('every server exit is logged with its cause: a client truncating its buffer (SIGBUS)', {
+  skip,
+}, async () => {
   const r = await run(process.execPath, ['--import', 'tsx', DRIVER, 'truncate'], {
     prefix: [...prefixFor(reaping, bob), 'setsid', '--wait'],
     timeoutMs: 60_000,
@@ -128,7 +139,7 @@ test('every server exit is logged with its cause: a client truncating its buffer
   assert.equal(reaping.daemon!.exitCode, null);
 });
 
-test('a started server is recorded in the session and forgotten once it is gone', async () => {
+test('a started server is recorded in the session and forgotten once it is gone', { skip }, async () => {
   const client = await startClient(reaping, alice);
   try {
     const started = await startBatch(client);
@@ -145,7 +156,7 @@ test('a started server is recorded in the session and forgotten once it is gone'
   }
 });
 
-test('both daemons stop cleanly on SIGTERM, leaving no batch file behind', async () => {
+test('both daemons stop cleanly on SIGTERM, leaving no batch file behind', { skip }, async () => {
   for (const h of [limited, reaping]) {
     assert.equal(await h.stopDaemon(), 0, h.daemonLog);
     assert.deepEqual(batchFiles(h), []);

@@ -3,14 +3,17 @@ import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.js';
+import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const skip = needsTool('python3');
 
 /** perun's users type perun's flags, scripts without an interpreter, and lower-case levels. */
 const ROOT = copyFixture('vm-1s4c');
 const env = { JOULEGATE_SYSROOT: ROOT };
 const listing = (dir: string) => readdirSync(dir).sort();
 
-describe("monitor takes perun's spellings", () => {
+describe("monitor takes perun's spellings", { skip }, () => {
   it('lists -f/-n/-i and the underscore forms in --help', async () => {
     const r = await runCli(['monitor', '--help']);
     assert.equal(r.code, 0, r.stderr);
@@ -84,7 +87,7 @@ describe("monitor takes perun's spellings", () => {
   });
 });
 
-describe("export takes perun's IN OUT FMT next to IN FMT", () => {
+describe("export takes perun's IN OUT FMT next to IN FMT", { skip }, () => {
   it('writes into OUT (created) and, without OUT, next to the input', async () => {
     const dir = tempDir();
     const r = await runCli(
@@ -109,7 +112,7 @@ describe("export takes perun's IN OUT FMT next to IN FMT", () => {
   });
 });
 
-describe("perun's global options before the subcommand", () => {
+describe("perun's global options before the subcommand", { skip }, () => {
   it('-l/--log_lvl and -c before monitor or showconf apply to it; a flag after the subcommand wins', async () => {
     const dir = tempDir();
     const debug = await runCli(['-l', 'debug', 'monitor', '--data_out', dir, '-f', 'json', '--', 'true'], {

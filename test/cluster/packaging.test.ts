@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { EXPORTER_DEFAULTS } from '../../src/cluster/exporter/settings.js';
 import { run } from '../helpers/cli.js';
+import { SCONTROL_WITHOUT_SLURM, standIn } from '../helpers/stand-ins.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const PACKAGING = new URL('../../packaging/', import.meta.url).pathname;
@@ -44,12 +45,12 @@ test('the sample scrape configuration passes promtool check config', async () =>
 test('the Slurm epilog is valid sh and never fails the node', async () => {
   const script = join(PACKAGING, 'slurm-epilog-job-energy.sh');
   assert.equal((await run('sh', ['-n', script])).code, 0);
-  // No Slurm record of the job (scontrol missing): it logs and exits 0.
+  // No Slurm record of the job (scontrol fails, as on a node without Slurm): it logs and exits 0.
   const r = await run('sh', [script], {
     env: {
       SLURM_JOB_ID: '1',
       JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9',
-      PATH: '/usr/bin:/bin',
+      PATH: `${standIn('scontrol', SCONTROL_WITHOUT_SLURM)}:/usr/bin:/bin`,
       SLURM_JOB_NODELIST: '',
     },
   });

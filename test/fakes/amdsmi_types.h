@@ -2,7 +2,7 @@
  * The part of AMD's public amdsmi.h (AMD SMI lib 26.x, ROCm 7, include/amd_smi/amdsmi.h) that
  * joulegate's FFI uses: status codes, init flags, handles, enums, the BDF union and structs with
  * the header's field order, types and array sizes. fake_amdsmi.c implements the functions on
- * these types; struct_layout.c prints their sizes and offsets so test/gpu/ffi-layout.test.ts
+ * these types; struct_layout.c prints their sizes and offsets so test/backends/ffi-layout.test.ts
  * can compare them with koffi's view.
  */
 #ifndef JOULEGATE_AMDSMI_TYPES_H

@@ -2,7 +2,7 @@
  * The part of NVIDIA's public nvml.h (NVML API 12, CUDA 12.x drivers) that joulegate's FFI
  * uses: return codes, handle, enums and structs with the header's field order, types and
  * array sizes. fake_nvml.c implements the functions on these types; struct_layout.c prints
- * their sizes and offsets so test/gpu/ffi-layout.test.ts can compare them with koffi's view.
+ * their sizes and offsets so test/backends/ffi-layout.test.ts can compare them with koffi's view.
  */
 #ifndef JOULEGATE_NVML_TYPES_H
 #define JOULEGATE_NVML_TYPES_H

@@ -1,7 +1,7 @@
 /*
  * Prints the C compiler's view of the vendor types the fakes declare (nvml_types.h,
  * amdsmi_types.h): one line per struct size, field offset, scalar type size and constant.
- * test/gpu/ffi-layout.test.ts compiles it and compares every line with koffi's view of the
+ * test/backends/ffi-layout.test.ts compiles it and compares every line with koffi's view of the
  * FFI declarations in src/backends/{nvml,amdsmi}/ffi.ts.
  *
  *   struct <name> <sizeof>

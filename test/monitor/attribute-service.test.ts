@@ -7,21 +7,26 @@ import type { AttributionReport } from '../../src/attribution/summary.js';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser } from '../helpers/users.js';
 
+const skip = needsDaemon();
+
 // Issue 16 item 5: an unprivileged user attributes energy to their own processes. The node's RAPL
 // files are root-only; a real joulegated on a private bus serves CPU_ENERGY (granted to the
 // user), while /proc and /proc/stat of this machine are read directly by the user's monitor.
-const { h, user } = await daemonWithRootOnlyRapl('jg-attr-user');
+const { h, user } = await whenMet(skip, () => daemonWithRootOnlyRapl('jg-attr-user'));
 
 const started: ChildProcess[] = [];
 after(() => {
   for (const c of started) c.kill('SIGKILL');
 });
 
-test('monitor --attribute as an unprivileged user: energy through the daemon, shares from /proc', async () => {
+test('monitor --attribute as an unprivileged user: energy through the daemon, shares from /proc', {
+  skip,
+}, async () => {
   const grant = await runCli(['access', '-w', '-u'], { env: h.env(), input: 'CPU_ENERGY\n' });
   assert.equal(grant.code, 0, grant.stderr);
   const out = tempDir();

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { CLI, run } from '../helpers/cli.js';
+import { needsTool } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
+
+const skip = needsTool('python3');
 
 const PYTHON = '/usr/bin/python3';
 const PTY_RUN = new URL('../helpers/pty-run.py', import.meta.url).pathname;
@@ -53,7 +56,7 @@ except KeyboardInterrupt:
     print(f"APP CLEANED UP after {count} SIGINT", flush=True)
 `;
 
-describe('Ctrl-C on a real terminal', () => {
+describe('Ctrl-C on a real terminal', { skip }, () => {
   it('the app gets exactly one SIGINT, finishes its cleanup; exit 130, report interrupted', async () => {
     const out = tempDir();
     const app = join(out, 'app.py');
@@ -99,7 +102,7 @@ describe('Ctrl-C on a real terminal', () => {
   });
 });
 
-describe('SIGINT sent to the monitor alone', () => {
+describe('SIGINT sent to the monitor alone', { skip }, () => {
   it('is passed on once; an app that handles it and exits 0 still ends with 130', async () => {
     const out = tempDir();
     const app = join(out, 'app.py');

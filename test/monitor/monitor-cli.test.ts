@@ -6,7 +6,10 @@ import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
+import { needsAdmin } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const admin = needsAdmin();
 
 const INDEX = new URL('../../dist/index.js', import.meta.url).pathname;
 const RAPL = 'sys/class/powercap';
@@ -149,7 +152,9 @@ stopTicking();
 });
 
 describe('exit status and interrupts', () => {
-  it('passes the app exit status on, 128+signal for a killed app, 127 for a missing command', async () => {
+  it('passes the app exit status on, 128+signal for a killed app, 127 for a missing command', {
+    skip: admin,
+  }, async () => {
     const out = tempDir();
     const opts = { cwd: out };
     const three = await runCli(

@@ -14,8 +14,11 @@ import { describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { makeDirs } from '../../src/platform/make-dirs.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
+import { needsTestUsers } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser } from '../helpers/users.js';
+
+const asTestUsers = needsTestUsers();
 
 const readJson = (path: string) =>
   JSON.parse(readFileSync(path, 'utf8'), (_k, v) => (v === null ? Number.NaN : v)) as Report;
@@ -56,7 +59,7 @@ describe('monitor checks its output before the app starts', () => {
       assertRefused(await monitorTouching(['--data-out', dataOut], dir), message);
   });
 
-  it('a directory the user may not write to', async () => {
+  it('a directory the user may not write to', { skip: asTestUsers }, async () => {
     const dir = tempDir();
     const readOnly = join(dir, 'ro');
     mkdirSync(readOnly, { mode: 0o755 });
@@ -171,7 +174,7 @@ describe('a report that cannot be written where asked is written elsewhere', () 
     assert.equal(readJson(moved).runId, 'r1');
   });
 
-  it('as a user whose output directory turns read-only during the run', async () => {
+  it('as a user whose output directory turns read-only during the run', { skip: asTestUsers }, async () => {
     const dir = tempDir();
     chmodSync(dir, 0o755);
     const user = ensureUser('joulegate-mon');

@@ -10,8 +10,11 @@ import { clearingProgress, ProgressLine } from '../../src/monitor/progress.js';
 import type { SampleSet } from '../../src/platform/sample-set.js';
 import { CLI, run } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
+import { needsTool } from '../helpers/requirements.js';
 import { PLAIN_POST, seriesSpec } from '../helpers/series-spec.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const pty = needsTool('script');
 
 const post = PLAIN_POST;
 
@@ -95,7 +98,7 @@ describe('progress line', () => {
   });
 });
 
-describe('progress on a real terminal (script(1) gives the monitor a pty)', () => {
+describe('progress on a real terminal (script(1) gives the monitor a pty)', { skip: pty }, () => {
   it('the last status shows the report total; the end-of-run warning starts on its own line', async () => {
     const root = copyFixture('energy/amd-epyc');
     const out = tempDir();

@@ -5,7 +5,10 @@ import { describe, it } from 'node:test';
 import { pairRegionEvents } from '../../src/monitor/model/regions-pairing.js';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { run, runCli } from '../helpers/cli.js';
+import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const skip = needsTool('python3');
 
 /** Debian's interpreter, as CI has it; `python3` resolves to it first on the monitor's PATH. */
 const PYTHON = '/usr/bin/python3';
@@ -98,7 +101,7 @@ def timed(name, seconds, inner=None):
     print("CALL", name, t0, i0, i1, time.monotonic_ns(), flush=True)
 `;
 
-describe('Python regions client (python/joulegate) under joulegate monitor', () => {
+describe('Python regions client (python/joulegate) under joulegate monitor', { skip }, () => {
   it('monitor --data_out X -f json train.py: regions match the calls in count and (2 ms) duration', async () => {
     const { r, report, calls } = await monitorScript(`${PRELUDE}
 assert joulegate.active()
@@ -212,7 +215,7 @@ with joulegate.region("x"):
   });
 });
 
-describe('region call ids', () => {
+describe('region call ids', { skip }, () => {
   it('pair a stop with its own start; events without ids keep the per-name stack', () => {
     const { calls, problems } = pairRegionEvents(
       [

@@ -9,7 +9,10 @@ import { Sysroot } from '../../src/platform/sysroot.js';
 import { procStat, put, type ScriptedProcess, writeProcess } from '../attribution/helpers.js';
 import { CLI, run, runCli } from '../helpers/cli.js';
 import { raplApp } from '../helpers/rapl-app.js';
+import { needsAdmin } from '../helpers/requirements.js';
 import { copyFixture, FIXTURES, tempDir } from '../helpers/tmp.js';
+
+const admin = needsAdmin();
 
 // `joulegate top` on the attribution fixture node (2 packages × 2 CPUs, RAPL read by the real
 // POWERCAP backend, a cgroup v2 tree with Slurm jobs and a container scope), its kernel files
@@ -165,7 +168,7 @@ describe('joulegate top (CLI)', () => {
     assert.ok(clears >= 2, `${clears} screen clears in ${JSON.stringify(result.output)}`);
   });
 
-  it('a node with nothing to measure or estimate: one line naming the way out', async () => {
+  it('a node with nothing to measure or estimate: one line naming the way out', { skip: admin }, async () => {
     const root = node();
     rmSync(join(root, 'sys/class/powercap'), { recursive: true });
     const r = await runCli(['top', '--once'], { env: { JOULEGATE_SYSROOT: root } });

@@ -12,7 +12,10 @@ import {
   formatValue,
   parseFormat,
 } from '../../src/platform/format.js';
+import { needsCompiler } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
+
+const skip = needsCompiler();
 
 const VALUES = [
   0,
@@ -62,7 +65,7 @@ int main(int argc, char **argv) {
 }
 `;
 
-describe('formatValue / formatG', () => {
+describe('formatValue / formatG', { skip }, () => {
   let cLines: string[] = [];
   before(() => {
     const dir = tempDir();

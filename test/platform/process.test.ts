@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { isSameProcess, processExists, processIdentity } from '../../src/platform/process.js';
+import {
+  isSameProcess,
+  parseStartTicks,
+  parseStatus,
+  processExists,
+  processIdentity,
+} from '../../src/platform/process.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,4 +42,15 @@ test('processExists: live processes yes; gone, zombie and non-pids no', async ()
   } finally {
     parent.kill();
   }
+});
+
+test('start time is field 22 even when the command name has spaces and parentheses', () => {
+  const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
+  fields[19] = '123456'; // field 22
+  assert.equal(parseStartTicks(`4242 (a) b (c)) ${fields.join(' ')}`), 123456);
+});
+
+test('status parsing takes effective uid/gid and CapEff', () => {
+  const s = parseStatus('Name:\tx\nUid:\t1\t2\t3\t4\nGid:\t5\t6\t7\t8\nCapEff:\t0000000000200000\n');
+  assert.deepEqual(s, { uid: 2, gid: 6, capEff: 0x200000n });
 });

@@ -12,7 +12,10 @@ import {
   readReport,
   regionsApp,
 } from '../helpers/hdf5-reports.js';
+import { needsH5py } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const skip = needsH5py();
 
 /*
  * `joulegate export FILE.hdf5 json` rebuilds the report from the HDF5 tree: checked against the
@@ -74,7 +77,7 @@ const runs = {
   'server-2s4c2t': await monitorRun('server-2s4c2t'),
 };
 
-describe('export of an HDF5 report', () => {
+describe('export of an HDF5 report', { skip }, () => {
   for (const [fixture, files] of Object.entries(runs)) {
     it(`rebuilds the run's JSON report from the tree alone (${fixture})`, async () => {
       const original = readFileSync(files.json, 'utf8');

@@ -5,7 +5,10 @@ import { describe, it } from 'node:test';
 import { run } from '../helpers/cli.js';
 import { monitorJsonHdf5, onlyFile, PERUN_CHECK, python, regionsApp } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
+import { needsH5py } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const skip = needsH5py();
 
 /**
  * The HDF5 report read by an independent HDF5 implementation (h5py on libhdf5, Debian's
@@ -39,7 +42,7 @@ async function perunImport(path: string): Promise<PerunNode> {
 const same = (actual: number | null | undefined, expected: number) =>
   Number.isNaN(expected) ? assert.equal(actual, null) : assert.equal(actual, expected);
 
-describe("HDF5 reports as perun's importer reads them", () => {
+describe("HDF5 reports as perun's importer reads them", { skip }, () => {
   it('RAPL counters, two rounds, nested regions: every node, metric, sensor and region', async () => {
     const out = tempDir();
     const root = copyFixture('energy/amd-epyc');
@@ -160,7 +163,7 @@ describe("HDF5 reports as perun's importer reads them", () => {
   });
 });
 
-describe("the checker encodes perun's rules", () => {
+describe("the checker encodes perun's rules", { skip }, () => {
   it('refuses region metrics beside metrics/, zoned timestamps, NaN metrics and missing RUN metrics', async () => {
     const out = tempDir();
     const root = copyFixture('vm-1s4c');

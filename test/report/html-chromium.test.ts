@@ -6,7 +6,10 @@ import { robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
+import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+
+const skip = needsTool('chromium');
 
 /**
  * The HTML report in a real browser: Debian's headless Chromium renders the page, takes a
@@ -74,7 +77,7 @@ const chromium = (args: string[]) =>
     },
   );
 
-describe('HTML report in headless Chromium', () => {
+describe('HTML report in headless Chromium', { skip }, () => {
   it('renders with no console errors; the screenshot is taken', async (t) => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: install Debian's chromium (.ci/run does)`);
     const shot = join(out, 'report.png');

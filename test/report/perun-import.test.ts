@@ -5,7 +5,10 @@ import { describe, it } from 'node:test';
 import { stat } from '../../src/monitor/model/round-stats.js';
 import { runCli } from '../helpers/cli.js';
 import { FIXTURES_PERUN_MAKE, PERUN_CHECK, parseReport, python } from '../helpers/hdf5-reports.js';
+import { needsH5py, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
+
+const skip = needsH5py();
 
 /**
  * `joulegate export` of a file perun wrote: test/fixtures/perun_hdf5_make.py lays it out as
@@ -13,7 +16,7 @@ import { tempDir } from '../helpers/tmp.js';
  */
 const dir = tempDir();
 const perunFile = join(dir, 'mnist.hdf5');
-await python([FIXTURES_PERUN_MAKE, perunFile], 'perun_hdf5_make.py');
+await whenMet(skip, () => python([FIXTURES_PERUN_MAKE, perunFile], 'perun_hdf5_make.py'));
 
 async function exportTo(format: string, extra: string[] = []) {
   const out = join(dir, `out-${format}-${extra.join('')}`);
@@ -22,7 +25,7 @@ async function exportTo(format: string, extra: string[] = []) {
   return r.stdout.trim();
 }
 
-describe("export reads perun's .hdf5 (APP → MULTI_RUN → RUN → NODE → DEVICE → SENSOR)", () => {
+describe("export reads perun's .hdf5 (APP → MULTI_RUN → RUN → NODE → DEVICE → SENSOR)", { skip }, () => {
   it('takes the latest run, its totals, device groups, sensors (scaled by mag) and regions', async () => {
     const path = await exportTo('json');
     assert.match(path, /mnist_job42\.json$/);

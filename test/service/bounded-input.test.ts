@@ -4,17 +4,20 @@ import { test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { encodeBody } from '../../src/ipc/dbus/wire.js';
 import { LIMITS } from '../../src/service/limits.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';
+
+const skip = needsDaemon();
 
 // What a client sends costs the daemon in proportion to the documented caps, never to the size
 // of the request: floods are refused with InvalidArgument naming the cap, big bodies are
 // refused before they are decoded, and nothing a client sends stays in memory past the caps.
 
 const h = new ServiceHarness();
-await h.setup();
-await h.startDaemon();
-const user = ensureUser('jgsvc_bounded');
+await whenMet(skip, () => h.setup());
+await whenMet(skip, () => h.startDaemon());
+const user = whenMet(skip, () => ensureUser('jgsvc_bounded'));
 
 /** Resident memory of the daemon in MB. */
 function daemonRssMb(): number {
@@ -37,7 +40,9 @@ async function regionFlood(tag: string, rounds: number, count: number, bytes: nu
   return results.filter((_, i) => i % 2 === 1);
 }
 
-test('floods of unique region names are refused past the caps; daemon memory stays bounded', async () => {
+test('floods of unique region names are refused past the caps; daemon memory stays bounded', {
+  skip,
+}, async () => {
   // Warm up the code paths the flood uses, so their first-use cost is not counted.
   await regionFlood('warm', 1, 1, 8);
   const before = daemonRssMb();
@@ -74,7 +79,7 @@ test('floods of unique region names are refused past the caps; daemon memory sta
   assert.equal(again!.ok, true, again!.message);
 });
 
-test('one call carries at most the capped number of names, each of capped length', async () => {
+test('one call carries at most the capped number of names, each of capped length', { skip }, async () => {
   const [tooMany, tooLong, , tooManyRegions, tooLongRegion, atCap, batchOver] = await h.client(
     [
       { call: 'platformGetSignalInfo', args: [{ $fill: ['TIME', LIMITS.namesPerCall + 1] }] },
@@ -113,7 +118,9 @@ test('one call carries at most the capped number of names, each of capped length
   assert.match(tooLongRegion!.message!, /a string of 1025 bytes, over the cap of 1024 bytes/);
 });
 
-test('a 30 MiB body with the wrong signature is refused unread: other clients barely wait', async () => {
+test('a 30 MiB body with the wrong signature is refused unread: other clients barely wait', {
+  skip,
+}, async () => {
   const rssBefore = daemonRssMb();
   const pinger = h.client([{ pingFor: 4000 }]);
   const [big] = await h.client(
@@ -141,7 +148,7 @@ test('a 30 MiB body with the wrong signature is refused unread: other clients ba
   assert.ok(rssAfter - rssBefore < 40, `RSS grew ${(rssAfter - rssBefore).toFixed(1)} MB`);
 });
 
-test('PlatformGetSignalInfo with 2 M names is refused from its header, quickly', async () => {
+test('PlatformGetSignalInfo with 2 M names is refused from its header, quickly', { skip }, async () => {
   const names = new Array(2_000_000).fill('X');
   const t0 = performance.now();
   const body = encodeBody('as', [names]);
@@ -174,7 +181,7 @@ test('PlatformGetSignalInfo with 2 M names is refused from its header, quickly',
   assert.equal(after!.ok, true, after!.message);
 });
 
-test('standard interfaces refuse arguments with InvalidArgs, as sd-bus does', async () => {
+test('standard interfaces refuse arguments with InvalidArgs, as sd-bus does', { skip }, async () => {
   const results = await h.client(
     [
       { raw: { interface: 'org.freedesktop.DBus.Peer', member: 'Ping', signature: 's', body: ['x'] } },

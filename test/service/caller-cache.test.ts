@@ -10,8 +10,11 @@ import { AccessLists } from '../../src/service/access/index.js';
 import { Dispatcher } from '../../src/service/dispatcher.js';
 import { GeopmService } from '../../src/service/service.js';
 import { spyOnFs } from '../helpers/fs-spy.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { INITIAL_CONTROLS, ServiceHarness, waitFor } from './harness.js';
+
+const skip = needsDaemon();
 
 // The daemon looks each connection's caller up once, keeps it while the connection lives and
 // forgets it when the bus announces the connection gone; calls on a known connection read
@@ -19,7 +22,7 @@ import { INITIAL_CONTROLS, ServiceHarness, waitFor } from './harness.js';
 // private bus, with real client connections.
 
 const h = new ServiceHarness();
-await h.setup();
+await whenMet(skip, () => h.setup());
 const dir = tempDir('jg-cache-');
 const runDir = join(dir, 'run');
 mkdirSync(runDir, { mode: 0o711 });
@@ -27,29 +30,34 @@ for (const [file, value] of Object.entries(INITIAL_CONTROLS))
   writeFileSync(join(h.controlDir, file), `${value}\n`);
 process.env.JOULEGATE_TEST_CONTROL_DIR = h.controlDir;
 process.env.JOULEGATE_SYSROOT = h.sysroot;
-const plugins = await loadPlugins([h.pluginDir], () => {});
-const pio = await loadPlatform({ extra: plugins.backends });
-const service = new GeopmService({
-  runDir,
-  pio,
-  access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
-  log: () => {},
-  // The liveness poll reads /proc by design; kept out of the window this test watches.
-  pollMs: 3_600_000,
-});
-await service.start();
-const daemon = await DBusConnection.connect(h.bus.address);
-const dispatcher = new Dispatcher(daemon, service);
+const plugins = await whenMet(skip, () => loadPlugins([h.pluginDir], () => {}));
+const pio = await whenMet(skip, () => loadPlatform({ extra: plugins.backends }));
+const service = whenMet(
+  skip,
+  () =>
+    new GeopmService({
+      runDir,
+      pio,
+      access: new AccessLists({ configDir: join(dir, 'config'), log: () => {} }),
+      log: () => {},
+      // The liveness poll reads /proc by design; kept out of the window this test watches.
+      pollMs: 3_600_000,
+    }),
+);
+await whenMet(skip, () => service.start());
+const daemon = await whenMet(skip, () => DBusConnection.connect(h.bus.address));
+const dispatcher = whenMet(skip, () => new Dispatcher(daemon, service));
 const BUS_NAME = 'io.github.geopm.cachetest';
-await daemon.requestName(BUS_NAME);
+await whenMet(skip, () => daemon.requestName(BUS_NAME));
 after(async () => {
+  if (skip) return;
   await service.shutdown();
   daemon.close();
 });
 
 const connect = () => GeopmClient.connect({ address: h.bus.address, busName: BUS_NAME });
 
-test('each connection is looked up once and forgotten when it disconnects', async () => {
+test('each connection is looked up once and forgotten when it disconnects', { skip }, async () => {
   const before = dispatcher.cachedCallers;
   const clients = await Promise.all(Array.from({ length: 50 }, connect));
   await Promise.all(clients.map((c) => c.topoGetCache()));
@@ -62,7 +70,7 @@ test('each connection is looked up once and forgotten when it disconnects', asyn
   );
 });
 
-test('reads on a connection whose caller is known read nothing from /proc', async () => {
+test('reads on a connection whose caller is known read nothing from /proc', { skip }, async () => {
   const client = await connect();
   await client.platformOpenSession();
   const reads = await spyOnFs('readFileSync', async () => {

@@ -5,9 +5,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
 import { ServiceHarness } from './harness.js';
+
+const skip = needsDaemon();
 
 // Admin rights belong to the process that opened a bus connection, not to whatever process
 // holds its pid now. A connection handed to a child outlives its creator; once a root process
@@ -16,9 +19,9 @@ import { ServiceHarness } from './harness.js';
 const HANDOFF = new URL('./handoff-client.mjs', import.meta.url).pathname;
 
 const h = new ServiceHarness();
-await h.setup();
-await h.startDaemon();
-const user = ensureUser('jgsvc_handoff');
+await whenMet(skip, () => h.setup());
+await whenMet(skip, () => h.startDaemon());
+const user = whenMet(skip, () => ensureUser('jgsvc_handoff'));
 
 const strayPids: number[] = [];
 after(() => {
@@ -122,7 +125,9 @@ const defaultSignals = join(h.configDir, '0.DEFAULT_ACCESS', 'allowed_signals');
 
 for (const firstCall of [true, false]) {
   const when = firstCall ? 'looked up while its creator lived' : 'first used after the pid was reused';
-  test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, async () => {
+  test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, {
+    skip,
+  }, async () => {
     const conn = await handOffToRootAtCreatorPid(user, firstCall);
     try {
       for (const call of [
@@ -147,7 +152,7 @@ for (const firstCall of [true, false]) {
   });
 }
 
-test('a root connection handed off keeps no admin rights once its creator exited', async () => {
+test('a root connection handed off keeps no admin rights once its creator exited', { skip }, async () => {
   const conn = await handOffToRootAtCreatorPid(undefined, true);
   try {
     const r = await conn.send({ member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists });
@@ -158,7 +163,7 @@ test('a root connection handed off keeps no admin rights once its creator exited
   }
 });
 
-test("an admin's connection keeps its rights while its creator lives", async () => {
+test("an admin's connection keeps its rights while its creator lives", { skip }, async () => {
   const [set] = await h.client([{ call: 'platformSetGroupAccess', args: allLists }]);
   assert.equal(set!.ok, true, set!.message);
   assert.equal(existsSync(defaultSignals), true);

@@ -13,9 +13,12 @@ import type { Caller } from '../../src/service/caller-access.js';
 import { NoSessionError, WriteLockedError } from '../../src/service/errors.js';
 import { GeopmService } from '../../src/service/service.js';
 import { seededRandom as prng } from '../helpers/random.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { INITIAL_CONTROLS, ServiceHarness, type StepResult, waitFor } from './harness.js';
+
+const skip = needsDaemon();
 
 /** One step of test/service/client-script.mjs. */
 type ClientStep =
@@ -39,7 +42,7 @@ const PROCESS_RUNS = Number(process.env.JG_PROPERTY_PROCESS_RUNS ?? 50);
 const SEED = Number(process.env.JG_PROPERTY_SEED ?? 20261213);
 
 const h = new ServiceHarness();
-await h.setup();
+await whenMet(skip, () => h.setup());
 
 /** Every control as it was saved: the initial fixture values. */
 function controlsOf(dir: string): Record<string, string> {
@@ -111,7 +114,9 @@ const ACTION_WEIGHTS: Record<string, number> = {
   pause: 1,
 };
 
-test(`in-process: ${RUNS} random schedules leave every control restored and write mode free`, async () => {
+test(`in-process: ${RUNS} random schedules leave every control restored and write mode free`, {
+  skip,
+}, async () => {
   const dir = tempDir('jg-prop-');
   const runDir = join(dir, 'run');
   const controlDir = join(dir, 'controls');
@@ -222,7 +227,9 @@ test(`in-process: ${RUNS} random schedules leave every control restored and writ
   assert.ok(writesApplied > RUNS / 4, `only ${writesApplied} writes were applied`);
 });
 
-test(`over D-Bus: ${PROCESS_RUNS} runs of client processes killed (SIGKILL) or exiting at random moments`, async () => {
+test(`over D-Bus: ${PROCESS_RUNS} runs of client processes killed (SIGKILL) or exiting at random moments`, {
+  skip,
+}, async () => {
   await h.startDaemon();
   const user = ensureUser('jgsvc_property');
   await h.client([{ call: 'platformSetGroupAccess', args: ['', ['FILECTL::LIMIT'], ['FILECTL::LIMIT']] }]);

@@ -6,16 +6,19 @@ import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { secureMakeDirs } from '../../src/service/secure-files.js';
 import { DAEMON } from '../helpers/cli.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { ensureGroup, ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from './harness.js';
+
+const skip = needsDaemon();
 
 // The daemon's claim on its run directory (one daemon per run dir, taken before anything there
 // is touched), crash debris removed at start, and list directories that are never renamed.
 const h = new ServiceHarness();
-await h.setup();
-const user = ensureUser('jg-rundir-user');
+await whenMet(skip, () => h.setup());
+const user = whenMet(skip, () => ensureUser('jg-rundir-user'));
 const group = 'jg-rundir-grp';
-ensureGroup(group);
+whenMet(skip, () => ensureGroup(group));
 
 // Left by a crash of an earlier daemon, before this one starts.
 secureMakeDirs(h.runDir, 0o711);
@@ -38,8 +41,8 @@ mkdirSync(join(h.configDir, group), { mode: 0o755 });
 chmodSync(join(h.configDir, group), 0o755);
 writeFileSync(join(h.configDir, group, 'unrelated'), 'x');
 
-await h.startDaemon();
-await h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]);
+await whenMet(skip, () => h.startDaemon());
+await whenMet(skip, () => h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]));
 
 interface Outcome {
   proc: ChildProcess;
@@ -66,7 +69,7 @@ function anotherDaemon(env: Record<string, string> = {}): Promise<Outcome> {
   });
 }
 
-test('crash debris in the run dir is removed at start, one line each; other names stay', () => {
+test('crash debris in the run dir is removed at start, one line each; other names stay', { skip }, () => {
   const left = readdirSync(h.runDir);
   for (const name of debris) {
     assert.ok(!left.includes(name), `${name} is still there`);
@@ -75,7 +78,9 @@ test('crash debris in the run dir is removed at start, one line each; other name
   assert.ok(left.includes('notes-tmp'));
 });
 
-test('an unprivileged GetGroupAccess never renames a directory named like the group; one warning', async () => {
+test('an unprivileged GetGroupAccess never renames a directory named like the group; one warning', {
+  skip,
+}, async () => {
   const results = await h.client(
     Array.from({ length: 3 }, () => ({ call: 'platformGetGroupAccess', args: [group] })),
     { user },
@@ -91,7 +96,7 @@ test('an unprivileged GetGroupAccess never renames a directory named like the gr
   assert.match(warnings[0]!, /it has mode 0755, expected 0700/);
 });
 
-test('a second daemon on the same run dir exits with one line and touches nothing', async () => {
+test('a second daemon on the same run dir exits with one line and touches nothing', { skip }, async () => {
   const held = await h.heldClient(
     [
       { call: 'platformOpenSession' },
@@ -127,7 +132,7 @@ test('a second daemon on the same run dir exits with one line and touches nothin
   }
 });
 
-test('an invalid batch setting stops the daemon at start with one line naming it', async () => {
+test('an invalid batch setting stops the daemon at start with one line naming it', { skip }, async () => {
   for (const [name, value, wanted] of [
     ['JOULEGATE_BATCH_MAX_PER_USER', '0', 'an integer >= 1'],
     ['JOULEGATE_BATCH_IDLE_TIMEOUT', 'soon', 'a number of seconds >= 0.1'],
@@ -138,7 +143,7 @@ test('an invalid batch setting stops the daemon at start with one line naming it
   }
 });
 
-test('after a crash, of two daemons started at once exactly one takes over', async () => {
+test('after a crash, of two daemons started at once exactly one takes over', { skip }, async () => {
   const first = h.daemon!;
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));

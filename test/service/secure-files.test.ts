@@ -17,8 +17,11 @@ import {
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { secureMakeDirs, secureMakeFile, secureReadFile } from '../../src/service/secure-files.js';
+import { needsTestUsers } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
+
+const skip = needsTestUsers();
 
 function collectLog() {
   const lines: string[] = [];
@@ -30,7 +33,9 @@ function quarantined(dir: string, name: string): string[] {
   return readdirSync(dir).filter((n) => new RegExp(`^${name}-[0-9a-f-]{36}-INVALID$`).test(n));
 }
 
-test('secureMakeFile writes 0600 atomically: a reader of the old file never sees the new one', () => {
+test('secureMakeFile writes 0600 atomically: a reader of the old file never sees the new one', {
+  skip,
+}, () => {
   const dir = tempDir();
   const path = join(dir, 'state');
   const oldUmask = process.umask(0);
@@ -53,7 +58,7 @@ test('secureMakeFile writes 0600 atomically: a reader of the old file never sees
   assert.deepEqual(readdirSync(dir), ['state'], 'no temporary file left behind');
 });
 
-test('secureMakeFile does not follow a symlink planted at the target', () => {
+test('secureMakeFile does not follow a symlink planted at the target', { skip }, () => {
   const dir = tempDir();
   const victim = join(dir, 'victim');
   writeFileSync(victim, 'precious\n');
@@ -63,7 +68,7 @@ test('secureMakeFile does not follow a symlink planted at the target', () => {
   assert.equal(readFileSync(join(dir, 'state'), 'utf8'), 'x\n');
 });
 
-test('secureReadFile returns the contents of a 0600 file owned by the daemon', () => {
+test('secureReadFile returns the contents of a 0600 file owned by the daemon', { skip }, () => {
   const dir = tempDir();
   secureMakeFile(join(dir, 'f'), 'hello\n');
   const { lines, log } = collectLog();
@@ -96,7 +101,7 @@ for (const [what, prepare, reason] of [
     /is a symbolic link/,
   ],
 ] as const) {
-  test(`secureReadFile quarantines a file with ${what} and reads it as absent`, () => {
+  test(`secureReadFile quarantines a file with ${what} and reads it as absent`, { skip }, () => {
     const dir = tempDir();
     const path = join(dir, 'list');
     secureMakeFile(path, 'A\n');
@@ -114,7 +119,7 @@ for (const [what, prepare, reason] of [
   });
 }
 
-test('secureReadFile quarantines a directory or FIFO instead of reading or blocking on it', () => {
+test('secureReadFile quarantines a directory or FIFO instead of reading or blocking on it', { skip }, () => {
   const dir = tempDir();
   mkdirSync(join(dir, 'adir'), { mode: 0o600 });
   execFileSync('mkfifo', [join(dir, 'afifo')]);
@@ -126,7 +131,7 @@ test('secureReadFile quarantines a directory or FIFO instead of reading or block
   assert.match(lines[0]!, /is not a regular file/);
 });
 
-test('secureMakeDirs creates missing dirs with the exact mode despite the umask', () => {
+test('secureMakeDirs creates missing dirs with the exact mode despite the umask', { skip }, () => {
   const dir = tempDir();
   const path = join(dir, 'a', 'b');
   const oldUmask = process.umask(0o077);
@@ -138,7 +143,7 @@ test('secureMakeDirs creates missing dirs with the exact mode despite the umask'
   assert.equal(statSync(path).mode & 0o7777, 0o711);
 });
 
-test('secureMakeDirs keeps a correct directory and its contents', () => {
+test('secureMakeDirs keeps a correct directory and its contents', { skip }, () => {
   const dir = tempDir();
   const path = join(dir, 'state');
   secureMakeDirs(path);
@@ -170,7 +175,7 @@ for (const [what, prepare, reason] of [
     /is owned by uid/,
   ],
 ] as const) {
-  test(`secureMakeDirs quarantines ${what} and makes a fresh directory`, () => {
+  test(`secureMakeDirs quarantines ${what} and makes a fresh directory`, { skip }, () => {
     const dir = tempDir();
     const path = join(dir, 'state');
     prepare(path);

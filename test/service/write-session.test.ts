@@ -3,19 +3,24 @@ import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from './harness.js';
 
-const h = new ServiceHarness();
-await h.setup();
-await h.startDaemon();
+const skip = needsDaemon();
 
-const writer = ensureUser('jgsvc_writer');
-const other = ensureUser('jgsvc_writer2');
-await h.client([
-  { call: 'platformSetGroupAccess', args: ['', ['FILECTL::COUNTER'], ['FILECTL::LIMIT', 'FILECTL::MODE']] },
-]);
+const h = new ServiceHarness();
+await whenMet(skip, () => h.setup());
+await whenMet(skip, () => h.startDaemon());
+
+const writer = whenMet(skip, () => ensureUser('jgsvc_writer'));
+const other = whenMet(skip, () => ensureUser('jgsvc_writer2'));
+await whenMet(skip, () =>
+  h.client([
+    { call: 'platformSetGroupAccess', args: ['', ['FILECTL::COUNTER'], ['FILECTL::LIMIT', 'FILECTL::MODE']] },
+  ]),
+);
 
 const writeLimit = (value: number) => [
   { call: 'platformOpenSession' },
@@ -23,7 +28,7 @@ const writeLimit = (value: number) => [
 ];
 const lockHolder = () => readFileSync(join(h.runDir, 'CONTROL_LOCK'), 'utf8').trim();
 
-test('killing the writer session leader (kill -9) restores controls within 2 s', async (t) => {
+test('killing the writer session leader (kill -9) restores controls within 2 s', { skip }, async (t) => {
   const held = await h.heldClient(writeLimit(55), { user: writer, leaderShell: true });
   assert.equal(held.results[1]!.ok, true, held.results[1]!.message);
   assert.equal(h.control('FILECTL-LIMIT-0'), '55');
@@ -43,7 +48,9 @@ test('killing the writer session leader (kill -9) restores controls within 2 s',
   await held.release();
 });
 
-test('explicit close of a write session restores at once; reads stay allowed meanwhile', async () => {
+test('explicit close of a write session restores at once; reads stay allowed meanwhile', {
+  skip,
+}, async () => {
   const held = await h.heldClient(
     [
       ...writeLimit(60),
@@ -60,7 +67,9 @@ test('explicit close of a write session restores at once; reads stay allowed mea
   await held.release();
 });
 
-test('PlatformCloseSessionAdmin of the writer restores its controls; the client itself may close its own', async () => {
+test('PlatformCloseSessionAdmin of the writer restores its controls; the client itself may close its own', {
+  skip,
+}, async () => {
   const held = await h.heldClient([...writeLimit(61), { pid: true }], { user: writer, setsid: true });
   const pid = held.results[2]!.value as number;
   const byOther = await h.client([{ call: 'platformCloseSessionAdmin', args: [pid] }], { user: other });
@@ -85,7 +94,9 @@ test('PlatformCloseSessionAdmin of the writer restores its controls; the client 
   assert.equal(own[3]!.name, ERROR_NAMES.NoSession);
 });
 
-test('a second writer is rejected (naming the holder) while the first lives, accepted after', async () => {
+test('a second writer is rejected (naming the holder) while the first lives, accepted after', {
+  skip,
+}, async () => {
   const first = await h.heldClient(writeLimit(70), { user: writer, setsid: true });
   assert.equal(first.results[1]!.ok, true);
   const second = await h.client(writeLimit(80), { user: other, setsid: true });
@@ -102,7 +113,9 @@ test('a second writer is rejected (naming the holder) while the first lives, acc
   assert.equal(h.control('FILECTL-LIMIT-0'), '100');
 });
 
-test('a failing backend restore keeps the save dir, logs it and still frees write mode', async () => {
+test('a failing backend restore keeps the save dir, logs it and still frees write mode', {
+  skip,
+}, async () => {
   const held = await h.heldClient(writeLimit(65), { user: writer, setsid: true });
   h.setControlFile('FILECTL-LIMIT-0', 'fail');
   await held.release();
@@ -115,7 +128,9 @@ test('a failing backend restore keeps the save dir, logs it and still frees writ
   h.setControlFile('FILECTL-LIMIT-0', '100');
 });
 
-test('kill -9 of the daemon: live sessions and the writer survive a restart; a writer gone meanwhile is restored at start', async () => {
+test('kill -9 of the daemon: live sessions and the writer survive a restart; a writer gone meanwhile is restored at start', {
+  skip,
+}, async () => {
   const writerClient = await h.heldClient([...writeLimit(42), { pid: true }], { user: writer, setsid: true });
   const reader = await h.heldClient([{ call: 'platformOpenSession' }, { pid: true }], {
     user: other,
@@ -145,7 +160,7 @@ test('kill -9 of the daemon: live sessions and the writer survive a restart; a w
   await reader.release();
 });
 
-test('a session record whose process start time differs is rejected (pid reuse)', async () => {
+test('a session record whose process start time differs is rejected (pid reuse)', { skip }, async () => {
   const gate = join(tempDir('jg-svc-gate-'), 'go');
   chmodSync(dirname(gate), 0o755);
   const running = h.client(
@@ -180,7 +195,7 @@ test('a session record whose process start time differs is rejected (pid reuse)'
   assert.equal(r[2]!.name, ERROR_NAMES.NoSession, r[2]!.message);
 });
 
-test('an invalid session file is quarantined at start', async () => {
+test('an invalid session file is quarantined at start', { skip }, async () => {
   await h.stopDaemon('SIGKILL');
   const path = join(h.runDir, `session-${process.pid}.json`);
   writeFileSync(path, JSON.stringify({ client_pid: process.pid, extra: 1 }), { mode: 0o600 });
@@ -191,7 +206,7 @@ test('an invalid session file is quarantined at start', async () => {
   );
 });
 
-test('PlatformStartBatch with controls takes write mode; stop and close restore', async () => {
+test('PlatformStartBatch with controls takes write mode; stop and close restore', { skip }, async () => {
   const r = await h.heldClient(
     [
       { call: 'platformOpenSession' },
@@ -232,7 +247,7 @@ function processExists(pid: number): boolean {
   }
 }
 
-test('a batch server orphaned by a daemon crash is ended at restart', async () => {
+test('a batch server orphaned by a daemon crash is ended at restart', { skip }, async () => {
   const held = await h.heldClient(
     [
       { call: 'platformOpenSession' },
@@ -264,7 +279,7 @@ function isZombie(pid: number): boolean {
   }
 }
 
-test('SIGTERM restores the writer, closes sessions and exits 0', async () => {
+test('SIGTERM restores the writer, closes sessions and exits 0', { skip }, async () => {
   const held = await h.heldClient(writeLimit(33), { user: writer, setsid: true });
   assert.equal(h.control('FILECTL-LIMIT-0'), '33');
   const code = await h.stopDaemon('SIGTERM');

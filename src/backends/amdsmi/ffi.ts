@@ -63,7 +63,7 @@ const PowerCapInfo = koffi.struct({
 });
 
 /**
- * Every type passed to or from AMD SMI, by its amdsmi.h name: test/gpu/ffi-layout.test.ts
+ * Every type passed to or from AMD SMI, by its amdsmi.h name: test/backends/ffi-layout.test.ts
  * checks each size and member offset against the C compiler's view of the header's declarations.
  */
 export const AMDSMI_TYPES = {

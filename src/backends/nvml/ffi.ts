@@ -42,7 +42,7 @@ const NvmlProcessUtilizationSample = koffi.struct({
 });
 
 /**
- * Every type passed to or from NVML, by its nvml.h name: test/gpu/ffi-layout.test.ts checks
+ * Every type passed to or from NVML, by its nvml.h name: test/backends/ffi-layout.test.ts checks
  * each size and member offset against the C compiler's view of the header's declarations.
  */
 export const NVML_TYPES = {

@@ -40,9 +40,15 @@ export function scontrolJob(jobId: string): SlurmJobRecord {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+    // scontrol may explain over several lines (Debian's without a configuration prints four);
+    // its last line is the reason, and the error stays one line.
+    const lastLine = String((err as { stderr?: unknown }).stderr ?? '')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .at(-1);
     throw new InvalidArgumentError(
-      `Slurm job ${jobId}: scontrol show job failed (${stderr || errorMessage(err)}); give --nodes and --start`,
+      `Slurm job ${jobId}: scontrol show job failed (${lastLine ?? errorMessage(err)}); give --nodes and --start`,
     );
   }
   return parseScontrolJob(out);

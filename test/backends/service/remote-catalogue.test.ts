@@ -4,11 +4,11 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { parseRemoteDescription, remoteFeeds } from '../../../src/backends/service/remote-catalogue.js';
 import { Units } from '../../../src/platform/signal-info.js';
-import { INTEL, putMsr } from '../../energy/msr-helpers.js';
 import { runCli } from '../../helpers/cli.js';
 import { FIXTURES } from '../../helpers/tmp.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
 import { ServiceHarness } from '../../service/harness.js';
+import { INTEL, putMsr } from '../msr/helpers.js';
 
 // A real joulegated on a private bus over a node with MSR files, RAPL powercap, /proc/stat and
 // /proc/cpuinfo: an unprivileged user's `sensors --all` (through the daemon) must give each signal

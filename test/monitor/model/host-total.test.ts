@@ -10,8 +10,11 @@ import { runCli } from '../../helpers/cli.js';
 import { FakeGpu } from '../../helpers/fake-gpu.js';
 import { onlyFile, PERUN_CHECK, python, readReport } from '../../helpers/hdf5-reports.js';
 import { raplApp } from '../../helpers/rapl-app.js';
+import { needsCompiler, needsH5py, requirements } from '../../helpers/requirements.js';
 import { PLAIN_POST, seriesSpec } from '../../helpers/series-spec.js';
 import { copyFixture, tempDir } from '../../helpers/tmp.js';
+
+const fakeGpuAndH5py = requirements(needsCompiler(), needsH5py());
 
 const post = PLAIN_POST;
 const spec = (id: string, group: SeriesSpec['group'], outside = false) =>
@@ -98,7 +101,7 @@ describe('host total rule', () => {
 
 const jsonIn = (dir: string) => join(dir, readdirSync(dir).find((f) => f.endsWith('.json'))!);
 
-describe('joulegate monitor: psys and two GPUs (fixture RAPL, fake NVML)', () => {
+describe('joulegate monitor: psys and two GPUs (fixture RAPL, fake NVML)', { skip: fakeGpuAndH5py }, () => {
   /** A monitor run on intel-2s (2 packages + psys) with 2 fake 100 W GPUs; psys gains `psys` J per step. */
   async function run(psys: number) {
     const root = copyFixture('energy/intel-2s');
