@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { roundMetrics } from '../../src/monitor/metrics.js';
-import { pairRegionEvents } from '../../src/monitor/model/regions-pairing.js';
-import { stat, summarizeRegions } from '../../src/monitor/model/round-stats.js';
+import { summarizeRegions } from '../../src/monitor/model/round-stats.js';
 import { PLAIN_POST, seriesSpec } from '../helpers/series-spec.js';
 
 const close = (a: number, b: number, eps = 1e-6) => assert.ok(Math.abs(a - b) <= eps, `${a} != ${b}`);
@@ -153,52 +152,5 @@ describe('round metrics', () => {
     assert.ok(Number.isNaN(of('last').gpuUtil!), 'no GPU series');
     const summary = summarizeRegions([m]);
     close(summary.find((s) => s.name === 'whole')!.cpuUtil!.mean, 30);
-  });
-});
-
-describe('region pairing', () => {
-  it('pairs recursive calls of one name innermost first', () => {
-    const { calls, problems } = pairRegionEvents(
-      [
-        { name: 'f', kind: 'start', t: 0 },
-        { name: 'f', kind: 'start', t: 1 },
-        { name: 'f', kind: 'stop', t: 2 },
-        { name: 'f', kind: 'stop', t: 5 },
-      ],
-      10,
-    );
-    assert.deepEqual(
-      calls.map((c) => [c.start, c.stop, c.depth]),
-      [
-        [0, 5, 0],
-        [1, 2, 1],
-      ],
-    );
-    assert.deepEqual(problems, []);
-  });
-
-  it('closes an open region at the end and reports a stray stop', () => {
-    const { calls, problems } = pairRegionEvents(
-      [
-        { name: 'a', kind: 'start', t: 1 },
-        { name: 'b', kind: 'stop', t: 2 },
-      ],
-      7,
-    );
-    assert.equal(calls.length, 1);
-    assert.equal(calls[0]!.stop, 7);
-    assert.equal(calls[0]!.open, true);
-    assert.equal(problems.length, 2);
-  });
-});
-
-describe('statistics over many calls', () => {
-  it('handles a region called a million times (no argument spread to overflow the stack)', () => {
-    const values = Array.from({ length: 1_000_000 }, (_, i) => (i % 1000) / 1000);
-    values[500] = Number.NaN;
-    const s = stat(values);
-    assert.equal(s.min, 0);
-    assert.equal(s.max, 0.999);
-    close(s.mean, 0.4995, 1e-4);
   });
 });
