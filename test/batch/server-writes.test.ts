@@ -398,23 +398,24 @@ test(`every write a batch server acknowledges is in the hardware (${SERVERS} ser
       // About one write in 100 carries a value out of range, which ends the server.
       const invalidSlot = rnd() < 0.01 ? Math.floor(rnd() * cases.length) : -1;
       const values: number[] = [];
-      buffer.forEach((previous, slot) => {
-        if (only !== undefined && slot !== only) return values.push(previous);
+      const setting = (slot: number): number => {
+        const previous = buffer[slot]!;
+        if (only !== undefined && slot !== only) return previous;
         const c = cases[slot]!;
-        if (slot === invalidSlot) return values.push(c.invalid(rnd));
+        if (slot === invalidSlot) return c.invalid(rnd);
         // A request sharing hardware with an earlier one mostly agrees with it; else the two
         // settings conflict and the write must be refused.
         const shared = values.findIndex(
           (v, i) => !Number.isNaN(v) && cases[i]!.keys.some((k) => c.keys.includes(k)),
         );
-        if (shared >= 0 && rnd() < 0.995)
-          return values.push(c.fromNative(cases[shared]!.natives(values[shared]!)[0]![1]));
+        if (shared >= 0 && rnd() < 0.995) return c.fromNative(cases[shared]!.natives(values[shared]!)[0]![1]);
         const x = rnd();
-        if (x < 0.12) return values.push(Number.NaN);
-        if (x < 0.3 && !Number.isNaN(previous)) return values.push(previous);
-        if (x < 0.4) return values.push(c.current(now));
-        return values.push(c.random(rnd));
-      });
+        if (x < 0.12) return Number.NaN;
+        if (x < 0.3 && !Number.isNaN(previous)) return previous;
+        if (x < 0.4) return c.current(now);
+        return c.random(rnd);
+      };
+      for (let slot = 0; slot < cases.length; slot++) values.push(setting(slot));
       if (only !== undefined) stats.singleSlot++;
       stats.nan += values.filter(Number.isNaN).length;
       const expected = expectedAfter(cases, values, now);
