@@ -24,6 +24,9 @@ interface ControlHandle {
   divisor: number;
 }
 
+/** In adjustedBy: a native control that more than one request has set (none may change it alone). */
+const SEVERAL = -1;
+
 /** File name of one backend's saved controls inside a save directory (GEOPM's layout). */
 export function saveFileName(backendName: string): string {
   return `${backendName}-save-control.json`;
@@ -302,9 +305,8 @@ export class PlatformIO {
 
   /**
    * Sets a pushed control for the next writeBatch(); adjusting the same request again replaces
-   * its setting. A different request that shares a native control with it must give that
-   * control the same setting before the next writeBatch(), else InvalidArgumentError (this
-   * request's setting is not taken).
+   * its setting. Requests that share a native control must give it the same setting before the
+   * next writeBatch(), else InvalidArgumentError (this request's setting is not taken).
    */
   adjust(handle: number, value: number): void {
     const h = this.controlHandles[handle];
@@ -317,13 +319,15 @@ export class PlatformIO {
     for (const x of h.handles) {
       const other = by.get(x);
       if (other !== undefined && other !== handle && to.get(x) !== native) {
+        const whom = other === SEVERAL ? 'other requests' : this.controlHandles[other]!.request;
         throw new InvalidArgumentError(
-          `${h.request} and ${this.controlHandles[other]!.request} set the same control to different values (${native}, ${to.get(x)}) in one batch`,
+          `${h.request} and ${whom} set the same control to different values (${native}, ${to.get(x)}) in one batch`,
         );
       }
     }
     for (const x of h.handles) {
-      by.set(x, handle);
+      const other = by.get(x);
+      by.set(x, other === undefined || other === handle ? handle : SEVERAL);
       to.set(x, native);
       h.backend.adjust(x, native);
     }

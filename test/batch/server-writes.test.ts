@@ -7,6 +7,7 @@ import {
   openSync,
   readFileSync,
   readSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -453,4 +454,156 @@ test(`every write a batch server acknowledges is in the hardware (${SERVERS} ser
     `batch writes: ${stats.acked} acknowledged and checked, refused as expected ${JSON.stringify(refusals)}, ${stats.servers} servers (${stats.raw} C client, ${stats.project} BatchClient), ${stats.singleSlot} single-setting changes, ${stats.nan} NaN settings, ${stats.mixed} reads between writes; shapes ${JSON.stringify(shapes)}`,
   );
   assert.ok(stats.acked >= 1000 || SERVERS < DEFAULT_SERVERS, `only ${stats.acked} writes were checked`);
+});
+
+/** The C client on a fresh server for `controls`; `done` quits it and closes the session. */
+async function rawSession(controls: Request[]) {
+  const server = await startServer([], controls);
+  const driver = rawDriver(server.key, 0, controls.length);
+  return {
+    driver,
+    done: async () => {
+      await driver.finish();
+      await server.release();
+    },
+  };
+}
+
+test('a C client that changes one setting in the buffer between two c gets exactly that applied, and an unchanged buffer is applied again', async () => {
+  const initial = snapshot(['cpufreq 0', 'msr 2', 'powercap 1']);
+  const { driver, done } = await rawSession([
+    { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: CPU, idx: 0 },
+    { name: 'CPU_FREQUENCY_MAX_CONTROL', domain: CPU, idx: 2 },
+    { name: 'CPU_POWER_LIMIT_CONTROL', domain: PACKAGE, idx: 1 },
+  ]);
+  assert.equal((await driver.write([2.2e9, 1.9e9, 120])).acked, true);
+  const turboOff = 1n << 32n;
+  assert.deepEqual(
+    snapshot(['cpufreq 0', 'msr 2', 'powercap 1']),
+    new Map([
+      ['cpufreq 0', '2200000'],
+      ['msr 2', `0x${(turboOff | (19n << 8n)).toString(16)}`],
+      ['powercap 1', '120000000'],
+    ]),
+  );
+  // Only the PERF_CTL setting changes in the buffer; 'w' again.
+  assert.equal((await driver.write([2.2e9, 2.45e9, 120], 1)).acked, true);
+  assert.equal(
+    readHardware('msr 2'),
+    `0x${(turboOff | (25n << 8n)).toString(16)}`,
+    'the nearest 100 MHz step',
+  );
+  // Something else changes the hardware; the same buffer sent again is written again.
+  writeFileSync(policyFile(0, 'scaling_max_freq'), '3000000\n');
+  writeFileSync(powerLimitFile(1), '150000000\n');
+  assert.equal((await driver.write([2.2e9, 2.45e9, 120], 0)).acked, true);
+  assert.equal(readHardware('cpufreq 0'), '2200000');
+  assert.equal(readHardware('powercap 1'), '120000000');
+  await done();
+  assert.deepEqual(snapshot(initial.keys()), initial);
+});
+
+test('a write the hardware or the backend refuses ends the server: never a c, and the reason in the log', async () => {
+  const controls: Request[] = [
+    { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: CPU, idx: 4 },
+    { name: 'FILECTL::LIMIT', domain: PACKAGE, idx: 0 },
+  ];
+  const keys = ['cpufreq 4', 'filectl 0'];
+  const refusals: [string, () => void, RegExp, () => void][] = [
+    [
+      'a frequency above cpuinfo_max_freq',
+      () => {},
+      /4000000000 Hz is outside the 800000000\.\.3500000000 Hz/,
+      () => {},
+    ],
+    [
+      'a plugin control whose file refuses writes',
+      () => h.setControlFile('FILECTL-LIMIT-0', 'fail'),
+      /FILECTL-LIMIT-0 refuses writes/,
+      () => h.setControlFile('FILECTL-LIMIT-0', '100'),
+    ],
+    [
+      'a cpufreq file the kernel refuses to write (EISDIR here)',
+      () => {
+        rmSync(policyFile(4, 'scaling_max_freq'));
+        mkdirSync(policyFile(4, 'scaling_max_freq'));
+      },
+      /policy4\/scaling_max_freq/,
+      () => {
+        rmSync(policyFile(4, 'scaling_max_freq'), { recursive: true });
+        writeFileSync(policyFile(4, 'scaling_max_freq'), '3040000\n');
+      },
+    ],
+  ];
+  for (const [what, breakIt, reason, repair] of refusals) {
+    const before = snapshot(keys);
+    const { driver, done } = await rawSession(controls);
+    breakIt();
+    const from = h.daemonLog.length;
+    const value = what.startsWith('a frequency') ? 4e9 : 2e9;
+    const { acked, answer } = await driver.write([value, 77]);
+    assert.equal(acked, false, `${what}: acknowledged (${answer})`);
+    assert.ok(
+      await waitFor(() => reason.test(h.daemonLog.slice(from))),
+      `${what}: ${h.daemonLog.slice(from)}`,
+    );
+    repair();
+    await done();
+    assert.deepEqual(snapshot(keys), before, `${what}: restored`);
+  }
+});
+
+test('settings that disagree on one piece of hardware end the server with nothing written', async () => {
+  const cases: [string, Request[], number[], RegExp][] = [
+    [
+      'the same request twice',
+      [
+        { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: CPU, idx: 6 },
+        { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: CPU, idx: 6 },
+      ],
+      [2e9, 2.1e9],
+      /CPUFREQ::SCALING_MAX_FREQ cpu 6 and CPUFREQ::SCALING_MAX_FREQ cpu 6 set the same control to different values/,
+    ],
+    [
+      'an alias and the MSR field it names',
+      [
+        { name: 'CPU_FREQUENCY_MAX_CONTROL', domain: CPU, idx: 3 },
+        { name: 'MSR::PERF_CTL:FREQ', domain: CPU, idx: 3 },
+      ],
+      [2e9, 2.1e9],
+      /MSR::PERF_CTL:FREQ cpu 3 and CPU_FREQUENCY_MAX_CONTROL cpu 3 set the same control/,
+    ],
+    [
+      'a package request and a CPU inside it',
+      [
+        { name: 'CPU_FREQUENCY_MAX_CONTROL', domain: PACKAGE, idx: 1 },
+        { name: 'CPU_FREQUENCY_MAX_CONTROL', domain: CPU, idx: 5 },
+      ],
+      [2e9, 2.1e9],
+      /CPU_FREQUENCY_MAX_CONTROL cpu 5 and CPU_FREQUENCY_MAX_CONTROL package 1 set the same control/,
+    ],
+    [
+      'two CPUs of one cpufreq policy',
+      [
+        { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: CPU, idx: 6 },
+        { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: CPU, idx: 7 },
+      ],
+      [2e9, 2.1e9],
+      /CPUs 6 and 7 share \/sys\/devices\/system\/cpu\/cpufreq\/policy6\/scaling_max_freq/,
+    ],
+  ];
+  const keys = ['cpufreq 6', 'msr 3', 'msr 4', 'msr 5', 'msr 6', 'msr 7'];
+  for (const [what, controls, values, reason] of cases) {
+    const before = snapshot(keys);
+    const { driver, done } = await rawSession(controls);
+    const from = h.daemonLog.length;
+    const { acked, answer } = await driver.write(values);
+    assert.equal(acked, false, `${what}: acknowledged (${answer})`);
+    assert.ok(
+      await waitFor(() => reason.test(h.daemonLog.slice(from))),
+      `${what}: ${h.daemonLog.slice(from)}`,
+    );
+    assert.deepEqual(snapshot(keys), before, `${what}: written`);
+    await done();
+  }
 });
