@@ -184,7 +184,10 @@ describe('PlatformIO requests sharing a native control', () => {
       () => pio.adjust(again, 6),
       /^InvalidArgumentError: KNOBS::LIMIT cpu 1 and KNOBS::LIMIT cpu 1 set the same control to different values \(6, 5\) in one batch$/,
     );
-    assert.throws(() => pio.adjust(pkg, 7), /KNOBS::LIMIT package 1 and KNOBS::LIMIT cpu 1 set the same control/);
+    assert.throws(
+      () => pio.adjust(pkg, 7),
+      /KNOBS::LIMIT package 1 and KNOBS::LIMIT cpu 1 set the same control/,
+    );
     // Agreeing requests are fine, and a request adjusted again replaces its own setting.
     pio.adjust(first, 7);
     pio.adjust(again, 7);
