@@ -249,8 +249,8 @@ function expectedAfter(
   return { hardware: next };
 }
 
-const describe = (r: Request) =>
-  `${r.name} ${['board', 'package', 'core', 'cpu'][r.domain] ?? r.domain} ${r.idx}`;
+const domainWord = (domain: number) => ['board', 'package', 'core', 'cpu'][domain] ?? String(domain);
+const requestText = (r: Request) => `${r.name} ${domainWord(r.domain)} ${r.idx}`;
 
 /** The client side of one server: joulegate's BatchClient or the C client writing the buffer. */
 interface Driver {
@@ -356,6 +356,8 @@ test(`every write a batch server acknowledges is in the hardware (${SERVERS} ser
   const stats = { acked: 0, servers: 0, raw: 0, project: 0, mixed: 0, singleSlot: 0, nan: 0 };
   const shapes: Record<string, number> = {};
   const refusals: Record<string, number> = {};
+  /** Settings acknowledged and checked, by control request kind. */
+  const settings: Record<string, number> = {};
   // Every piece of hardware a case can touch, to check that a write changes nothing else.
   const allKeys = new Set(CASES.flatMap((c) => c.keys));
   for (let s = 0; s < SERVERS; s++) {
@@ -376,7 +378,7 @@ test(`every write a batch server acknowledges is in the hardware (${SERVERS} ser
     if (raw) stats.raw++;
     else stats.project++;
     const where = () =>
-      `seed ${SEED}, server ${s} (${shape}: ${cases.map((c) => describe(c.request)).join(', ')})`;
+      `seed ${SEED}, server ${s} (${shape}: ${cases.map((c) => requestText(c.request)).join(', ')})`;
 
     const initial = snapshot(allKeys);
     const server = await startServer(
@@ -430,6 +432,11 @@ test(`every write a batch server acknowledges is in the hardware (${SERVERS} ser
       }
       assert.ok(acked, `${what}: refused (${answer})\n${h.daemonLog.slice(-1500)}`);
       stats.acked++;
+      values.forEach((v, slot) => {
+        const r = cases[slot]!.request;
+        const kind = `${r.name} ${domainWord(r.domain)}`;
+        if (!Number.isNaN(v)) settings[kind] = (settings[kind] ?? 0) + 1;
+      });
       const found = snapshot(allKeys);
       const differ = [...allKeys].filter((k) => found.get(k) !== expected.hardware.get(k));
       assert.deepEqual(
@@ -451,7 +458,7 @@ test(`every write a batch server acknowledges is in the hardware (${SERVERS} ser
     assert.deepEqual(snapshot(allKeys), initial, `${where()}: controls not restored`);
   }
   console.log(
-    `batch writes: ${stats.acked} acknowledged and checked, refused as expected ${JSON.stringify(refusals)}, ${stats.servers} servers (${stats.raw} C client, ${stats.project} BatchClient), ${stats.singleSlot} single-setting changes, ${stats.nan} NaN settings, ${stats.mixed} reads between writes; shapes ${JSON.stringify(shapes)}`,
+    `batch writes (seed ${SEED}): ${stats.acked} acknowledged and checked, settings ${JSON.stringify(settings)}, refused as expected ${JSON.stringify(refusals)}, ${stats.servers} servers (${stats.raw} C client, ${stats.project} BatchClient), ${stats.singleSlot} single-setting changes, ${stats.nan} NaN settings, ${stats.mixed} reads between writes; shapes ${JSON.stringify(shapes)}`,
   );
   assert.ok(stats.acked >= 1000 || SERVERS < DEFAULT_SERVERS, `only ${stats.acked} writes were checked`);
 });
