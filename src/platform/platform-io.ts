@@ -16,11 +16,16 @@ interface SignalHandle {
 }
 
 interface ControlHandle {
+  /** The request as pushed, for messages. */
+  request: string;
   backend: Backend;
   handles: number[];
   /** Each native control gets value / divisor (sum-aggregated controls such as power limits). */
   divisor: number;
 }
+
+/** In adjustedBy: a native control that more than one request has set (none may change it alone). */
+const SEVERAL = -1;
 
 /** File name of one backend's saved controls inside a save directory (GEOPM's layout). */
 export function saveFileName(backendName: string): string {
@@ -44,6 +49,14 @@ export class PlatformIO {
   private readDone = false;
   /** Backends holding pushed signals, known once pushes are frozen. */
   private batchBackends?: Backend[];
+  /**
+   * Per backend, per native control handle: the request that adjusted it since the last
+   * writeBatch() and the setting it gave. Two requests naming one native control (a duplicate,
+   * an alias, a CPU inside a package request) must agree, or one of them would be acknowledged
+   * without being applied.
+   */
+  private readonly adjustedBy = new Map<Backend, Map<number, number>>();
+  private readonly adjustedTo = new Map<Backend, Map<number, number>>();
   /** Backends whose part of the last readBatch() failed, with the error. */
   private readonly failedBackends = new Map<Backend, Error>();
 
@@ -197,8 +210,12 @@ export class PlatformIO {
       const natives = this.nativeIndices(name, info.domain, domain, idx);
       const handles = natives.map((i) => b.pushControl(name, info.domain, i));
       const divisor = info.aggregation === Aggregation.Sum ? natives.length : 1;
-      return { backend: b, handles, divisor };
+      return { request: `${name} ${domainName(domain)} ${idx}`, backend: b, handles, divisor };
     });
+    if (!this.adjustedBy.has(handle.backend)) {
+      this.adjustedBy.set(handle.backend, new Map());
+      this.adjustedTo.set(handle.backend, new Map());
+    }
     this.controlHandles.push(handle);
     return this.controlHandles.length - 1;
   }
@@ -291,15 +308,39 @@ export class PlatformIO {
     return undefined;
   }
 
+  /**
+   * Sets a pushed control for the next writeBatch(); adjusting the same request again replaces
+   * its setting. Requests that share a native control must give it the same setting before the
+   * next writeBatch(), else InvalidArgumentError (this request's setting is not taken).
+   */
   adjust(handle: number, value: number): void {
     const h = this.controlHandles[handle];
     if (!h) throw new InvalidArgumentError(`invalid control handle ${handle}`);
     if (!Number.isFinite(value)) throw new InvalidArgumentError(`cannot adjust a control to ${value}`);
     this.frozen = true;
-    for (const x of h.handles) h.backend.adjust(x, value / h.divisor);
+    const native = value / h.divisor;
+    const by = this.adjustedBy.get(h.backend)!;
+    const to = this.adjustedTo.get(h.backend)!;
+    for (const x of h.handles) {
+      const other = by.get(x);
+      if (other !== undefined && other !== handle && to.get(x) !== native) {
+        const whom = other === SEVERAL ? 'other requests' : this.controlHandles[other]!.request;
+        throw new InvalidArgumentError(
+          `${h.request} and ${whom} set the same control to different values (${native}, ${to.get(x)}) in one batch`,
+        );
+      }
+    }
+    for (const x of h.handles) {
+      const other = by.get(x);
+      by.set(x, other === undefined || other === handle ? handle : SEVERAL);
+      to.set(x, native);
+      h.backend.adjust(x, native);
+    }
   }
 
   async writeBatch(): Promise<void> {
+    for (const by of this.adjustedBy.values()) by.clear();
+    for (const to of this.adjustedTo.values()) to.clear();
     for (const b of this.backendsWith(this.controlHandles)) await b.writeBatch();
   }
 

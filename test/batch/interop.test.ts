@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
@@ -8,6 +8,7 @@ import { needsCompiler, needsDaemon, requirements, whenMet } from '../helpers/re
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser } from '../helpers/users.js';
 import { ServiceHarness, waitFor } from '../service/harness.js';
+import { compileFake } from './c-fakes.js';
 import { ClientDriver } from './driver.js';
 
 const skip = requirements(needsDaemon(), needsCompiler());
@@ -17,18 +18,8 @@ const skip = requirements(needsDaemon(), needsCompiler());
 // and BatchServer as described in the reference) against joulegate's server, started by
 // joulegated on a private bus, and joulegate's BatchClient.
 
-const FAKES = new URL('../fakes/', import.meta.url).pathname;
-const bin = tempDir('jg-batch-interop-bin-');
-chmodSync(bin, 0o755); // the test user runs the C client
-function compile(name: string): string {
-  const out = join(bin, name);
-  execFileSync('gcc', ['-O1', '-Wall', '-Werror', '-o', out, join(FAKES, `${name}.c`), '-lm'], {
-    stdio: 'pipe',
-  });
-  return out;
-}
-const C_CLIENT = compile('geopm_batch_client');
-const C_SERVER = compile('geopm_batch_server');
+const C_CLIENT = compileFake('geopm_batch_client');
+const C_SERVER = compileFake('geopm_batch_server');
 
 const user = whenMet(skip, () => ensureUser('jg-batch-interop'));
 const h = new ServiceHarness();

@@ -41,7 +41,11 @@ export class LineProcess {
 
   /** Runs `script` under `node` after `prefix` (e.g. a user switch and env). */
   static start(prefix: string[], script: string, args: string[] = []): LineProcess {
-    const words = [...prefix, process.execPath, script, ...args];
+    return LineProcess.exec([...prefix, process.execPath, script, ...args]);
+  }
+
+  /** Runs `words` (a program and its arguments, e.g. after a user switch) as is. */
+  static exec(words: string[]): LineProcess {
     return new LineProcess(spawn(words[0]!, words.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] }));
   }
 

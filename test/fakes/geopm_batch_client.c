@@ -11,7 +11,11 @@
  * Usage: geopm_batch_client RUN_DIR KEY NUM_SIGNALS NUM_CONTROLS STEP...
  *   r           read: prints {"read":[v,…]} (NaN as null, doubles with 17 digits)
  *   w=V1,V2,…   write every control (as GEOPM's client does): prints {"write":"ok"}
+ *   w           send 'w' with the control buffer as it is: prints {"write":"ok"}
+ *   set=I:V     store V in control I of the buffer, nothing sent: prints {"set":"ok"}
  *   q           quit: prints {"quit":"ok"}
+ *   -           then take steps from stdin, one per line, until end of file (tests that check
+ *               the hardware after each answer)
  * Anything unexpected prints {"error":"…"} and exits 1; alarm() bounds every blocking call.
  */
 #include <errno.h>
@@ -83,6 +87,44 @@ static void print_values(const double *values, long count) {
     printf("]}\n");
 }
 
+/* Runs one step (see the usage above); each has its own alarm. */
+static void run_step(const char *step, int in_fd, int out_fd, double *signals, long num_signals,
+                     double *controls, long num_controls) {
+    alarm(20);
+    if (strcmp(step, "r") == 0) {
+        exchange(in_fd, out_fd, 'r', 'c');
+        print_values(signals, num_signals);
+    } else if (strcmp(step, "w") == 0) {
+        exchange(in_fd, out_fd, 'w', 'c');
+        printf("{\"write\":\"ok\"}\n");
+    } else if (strncmp(step, "w=", 2) == 0) {
+        char *cursor = (char *)step + 2;
+        for (long i = 0; i < num_controls; i++) {
+            char *end;
+            controls[i] = strtod(cursor, &end);
+            if (end == cursor) fail("bad setting list", step);
+            cursor = *end == ',' ? end + 1 : end;
+        }
+        exchange(in_fd, out_fd, 'w', 'c');
+        printf("{\"write\":\"ok\"}\n");
+    } else if (strncmp(step, "set=", 4) == 0) {
+        char *end;
+        long i = strtol(step + 4, &end, 10);
+        if (*end != ':' || i < 0 || i >= num_controls) fail("bad set step", step);
+        char *value_end;
+        double value = strtod(end + 1, &value_end);
+        if (value_end == end + 1) fail("bad set step", step);
+        controls[i] = value;
+        printf("{\"set\":\"ok\"}\n");
+    } else if (strcmp(step, "q") == 0) {
+        exchange(in_fd, out_fd, 'q', 'q');
+        printf("{\"quit\":\"ok\"}\n");
+    } else {
+        fail("unknown step", step);
+    }
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: geopm_batch_client RUN_DIR KEY NUM_SIGNALS NUM_CONTROLS STEP...\n");
@@ -97,27 +139,15 @@ int main(int argc, char **argv) {
     int out_fd = open_fifo(run, key, "out", O_RDONLY);
     int in_fd = open_fifo(run, key, "in", O_WRONLY);
     for (int s = 5; s < argc; s++) {
-        const char *step = argv[s];
-        if (strcmp(step, "r") == 0) {
-            exchange(in_fd, out_fd, 'r', 'c');
-            print_values(signals, num_signals);
-        } else if (strncmp(step, "w=", 2) == 0) {
-            char *cursor = (char *)step + 2;
-            for (long i = 0; i < num_controls; i++) {
-                char *end;
-                controls[i] = strtod(cursor, &end);
-                if (end == cursor) fail("bad setting list", step);
-                cursor = *end == ',' ? end + 1 : end;
-            }
-            exchange(in_fd, out_fd, 'w', 'c');
-            printf("{\"write\":\"ok\"}\n");
-        } else if (strcmp(step, "q") == 0) {
-            exchange(in_fd, out_fd, 'q', 'q');
-            printf("{\"quit\":\"ok\"}\n");
-        } else {
-            fail("unknown step", step);
+        if (strcmp(argv[s], "-") != 0) {
+            run_step(argv[s], in_fd, out_fd, signals, num_signals, controls, num_controls);
+            continue;
         }
-        fflush(stdout);
+        char line[65536];
+        while (fgets(line, sizeof line, stdin)) {
+            line[strcspn(line, "\n")] = 0;
+            run_step(line, in_fd, out_fd, signals, num_signals, controls, num_controls);
+        }
     }
     return 0;
 }

@@ -171,6 +171,50 @@ describe('PlatformIO control fan-out', () => {
   });
 });
 
+describe('PlatformIO requests sharing a native control', () => {
+  it('refuses two requests giving one native control different settings in one batch', async () => {
+    const knobs = new KnobBackend('KNOBS');
+    const pio = await load(SERVER, [knobs]);
+    // A duplicate request, and a package request that contains CPU 1 (package 1: odd CPUs).
+    const first = pio.pushControl('KNOBS::LIMIT', DomainType.Cpu, 1);
+    const again = pio.pushControl('KNOBS::LIMIT', DomainType.Cpu, 1);
+    const pkg = pio.pushControl('KNOBS::LIMIT', DomainType.Package, 1);
+    pio.adjust(first, 5);
+    assert.throws(
+      () => pio.adjust(again, 6),
+      /^InvalidArgumentError: KNOBS::LIMIT cpu 1 and KNOBS::LIMIT cpu 1 set the same control to different values \(6, 5\) in one batch$/,
+    );
+    assert.throws(
+      () => pio.adjust(pkg, 7),
+      /KNOBS::LIMIT package 1 and KNOBS::LIMIT cpu 1 set the same control/,
+    );
+    // Agreeing requests are fine, and a request adjusted again replaces its own setting.
+    pio.adjust(first, 7);
+    pio.adjust(again, 7);
+    pio.adjust(pkg, 7);
+    await pio.writeBatch();
+    assert.equal(knobs.settings.get('LIMIT:1'), 7);
+    assert.equal(knobs.settings.get('LIMIT:3'), 7);
+    // Each batch starts afresh: another request may now set it alone.
+    pio.adjust(again, 9);
+    await pio.writeBatch();
+    assert.equal(knobs.settings.get('LIMIT:1'), 9);
+    assert.equal(knobs.settings.get('LIMIT:3'), 7);
+  });
+
+  it('compares sum-aggregated settings per native control (a board value split over the CPUs)', async () => {
+    const knobs = new KnobBackend('KNOBS');
+    const pio = await load(SERVER, [knobs]);
+    const board = pio.pushControl('KNOBS::POWER', DomainType.Board, 0);
+    const cpu = pio.pushControl('KNOBS::POWER', DomainType.Cpu, 3);
+    pio.adjust(board, 160); // 10 per CPU
+    pio.adjust(cpu, 10);
+    assert.throws(() => pio.adjust(cpu, 11), /set the same control to different values \(11, 10\)/);
+    await pio.writeBatch();
+    assert.equal(knobs.settings.get('POWER:3'), 10);
+  });
+});
+
 describe('PlatformIO save and restore', () => {
   it('keeps restoring past a failing backend and reports every failure', async () => {
     const root = copyFixture('server-2s4c2t');

@@ -29,6 +29,8 @@ interface StagedWrite {
   path: string;
   label: string;
   text: string;
+  /** The CPU whose setting this is (the policy's other CPUs must agree in one batch). */
+  cpu: number;
 }
 
 /**
@@ -187,7 +189,10 @@ export class CpufreqBackend extends TableBackend<FreqSnapshot> {
     return snap;
   }
 
-  /** Validates a setting and queues it for its policy file; the last value per policy wins. */
+  /**
+   * Validates a setting and queues it for its policy file. CPUs of one policy share the file: in
+   * one batch they must be given the same setting, or one would be acknowledged and not applied.
+   */
   private stage(a: number, cpu: number, value: number): void {
     const attr = this.attributes[a]!;
     const full = `${this.name}::${attr.name}`;
@@ -201,11 +206,14 @@ export class CpufreqBackend extends TableBackend<FreqSnapshot> {
     }
     const slot = a * this.policies.length + p;
     const label = this.slotPath(slot);
-    this.staged.set(slot, {
-      path: this.ctx.sysroot.path(label),
-      label,
-      text: `${Math.round(value / attr.scalar)}\n`,
-    });
+    const text = `${Math.round(value / attr.scalar)}\n`;
+    const other = this.staged.get(slot);
+    if (other && other.text !== text && other.cpu !== cpu) {
+      throw new InvalidArgumentError(
+        `${full}: CPUs ${other.cpu} and ${cpu} share ${label} and were set to ${other.text.trim()} and ${text.trim()} kHz in one batch; nothing written`,
+      );
+    }
+    this.staged.set(slot, { path: this.ctx.sysroot.path(label), label, text, cpu });
   }
 
   /** cpuinfo_min_freq..cpuinfo_max_freq of a policy, in Hz; a control cannot be checked without them. */

@@ -142,6 +142,34 @@ describe('CPUFREQ backend', () => {
     await pio.close();
   });
 
+  it('refuses different settings for two CPUs of one policy in one batch and writes nothing', async () => {
+    const root = copyFixture('server-2s4c2t');
+    const pio = await load(root);
+    // CPUs 0 and 8 are the two threads of policy0: one file, so one of two settings would be lost.
+    const cpu0 = pio.pushControl('CPU_FREQUENCY_MAX_CONTROL', DomainType.Cpu, 0);
+    const cpu8 = pio.pushControl('CPU_FREQUENCY_MAX_CONTROL', DomainType.Cpu, 8);
+    const cpu1 = pio.pushControl('CPU_FREQUENCY_MAX_CONTROL', DomainType.Cpu, 1);
+    pio.adjust(cpu1, 2.2e9);
+    pio.adjust(cpu0, 2e9);
+    pio.adjust(cpu8, 2.1e9);
+    const refused = await countWrites(() =>
+      assert.rejects(
+        pio.writeBatch(),
+        /CPUFREQ::SCALING_MAX_FREQ: CPUs 0 and 8 share \/sys\/devices\/system\/cpu\/cpufreq\/policy0\/scaling_max_freq and were set to 2000000 and 2100000 kHz in one batch; nothing written/,
+      ),
+    );
+    assert.deepEqual(refused, []);
+    for (const p of POLICIES) assert.equal(readKhz(root, p, 'scaling_max_freq'), 3700000);
+    // Agreeing settings are one write of the shared file.
+    pio.adjust(cpu0, 2e9);
+    pio.adjust(cpu8, 2e9);
+    pio.adjust(cpu1, 2.2e9);
+    assert.equal((await countWrites(() => pio.writeBatch())).length, 2);
+    assert.equal(readKhz(root, 0, 'scaling_max_freq'), 2000000);
+    assert.equal(readKhz(root, 1, 'scaling_max_freq'), 2200000);
+    await pio.close();
+  });
+
   it('save, change, restore through PlatformIO brings every policy file back', async () => {
     const root = copyFixture('server-2s4c2t');
     const pio = await load(root);
