@@ -376,7 +376,7 @@ export class SessionManager {
           `PID ${caller.pid} now names another process than the one that opened this connection`,
         );
       }
-      await this.closeCompletely(caller.pid, 'pid now belongs to another process');
+      await this.closeCompletely(caller.pid, 'process exited or pid reused');
     }
     return this.openFor(caller, lists);
   }
