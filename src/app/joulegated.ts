@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
-import { DBusConnection, systemBusAddress } from '../ipc/dbus/connection.js';
+import { DBusConnection, DBusRemoteError, systemBusAddress } from '../ipc/dbus/connection.js';
 import { busName, OBJECT_PATH } from '../ipc/dbus/interface.js';
 import { errorMessage } from '../platform/errors.js';
 import { AccessLists } from '../service/access/index.js';
@@ -24,19 +24,9 @@ async function main(): Promise<void> {
   const started = performance.now();
   const runDir = process.env.JOULEGATE_RUN_PATH || '/run/geopm';
   const batch = batchSettingsFromEnv();
-  secureMakeDirs(runDir, RUN_DIR_MODE, { log });
-  // Before anything in the run dir is read or changed: one daemon per run dir.
-  const taken = lockRunDir(runDir);
-  if (taken) {
-    log(`joulegated: ${taken}; exiting`);
-    process.exit(1);
-  }
-  removeCrashDebris(runDir, log);
 
   const plugins = await loadPlugins(undefined, log);
   const pio = await loadPlatform({ extra: plugins.backends });
-  for (const d of pio.diagnostics())
-    if (!d.signal) log(`joulegated: backend ${d.backend} not loaded: ${d.reason}`);
 
   const access = new AccessLists({ log });
   const launcher = new BatchServerLauncher({
@@ -46,17 +36,40 @@ async function main(): Promise<void> {
     limits: { perUser: batch.perUser, total: batch.total },
   });
   const service = new GeopmService({ runDir, pio, access, log, batch: launcher });
+
+  // The bus name first: a second daemon (on any run dir) stops here, having touched nothing.
+  // Calls that arrive before the run dir is ready wait for it.
+  const address = systemBusAddress();
+  const conn = await DBusConnection.connect(address);
+  let markReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  new Dispatcher(conn, service, ready);
+  const name = busName();
+  const owner = await claimBusName(conn, name);
+  if (owner !== undefined) {
+    log(`joulegated: ${name} is already owned${owner} on ${address}; exiting`);
+    process.exit(1);
+  }
+
+  secureMakeDirs(runDir, RUN_DIR_MODE, { log });
+  // Before anything in the run dir is read or changed: one daemon per run dir.
+  const taken = lockRunDir(runDir);
+  if (taken) {
+    log(`joulegated: ${taken}; exiting`);
+    process.exit(1);
+  }
+  removeCrashDebris(runDir, log);
+  // Only now: a daemon that stops above says one line.
+  for (const d of pio.diagnostics())
+    if (!d.signal) log(`joulegated: backend ${d.backend} not loaded: ${d.reason}`);
   // A cache from an earlier boot or hardware change must not outlive the daemon that wrote it.
   rmSync(join(runDir, TOPO_CACHE), { force: true });
   secureMakeFile(join(runDir, TOPO_CACHE), service.topologyCache());
   await service.start();
   launcher.warm(); // after start(), which ends batch servers an earlier daemon left
-
-  const address = systemBusAddress();
-  const conn = await DBusConnection.connect(address);
-  new Dispatcher(conn, service);
-  const name = busName();
-  await conn.requestName(name);
+  markReady();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -86,6 +99,30 @@ async function main(): Promise<void> {
       `${pio.signalNames().length} signals, ${pio.controlNames().length} controls; run dir ${runDir}; ` +
       `startup ${ms.toFixed(0)} ms`,
   );
+}
+
+/**
+ * Requests `name` (without queueing). Returns undefined once the daemon owns it, else who owns
+ * it, as " by pid N" (or "" if that cannot be told) for the one line the daemon exits with.
+ */
+async function claimBusName(conn: DBusConnection, name: string): Promise<string | undefined> {
+  if (await conn.tryRequestName(name)) return undefined;
+  try {
+    const owner = await conn.call({
+      destination: 'org.freedesktop.DBus',
+      path: '/org/freedesktop/DBus',
+      interface: 'org.freedesktop.DBus',
+      member: 'GetNameOwner',
+      signature: 's',
+      body: [name],
+    });
+    const pid = await conn.busQuery('GetConnectionUnixProcessID', String(owner[0]));
+    return ` by pid ${pid}`;
+  } catch (err) {
+    // The owner left meanwhile: still not ours, a restart will try again.
+    if (err instanceof DBusRemoteError) return '';
+    throw err;
+  }
 }
 
 process.on('unhandledRejection', (err) => log(`joulegated: internal error: ${errorMessage(err)}`));

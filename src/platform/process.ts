@@ -62,6 +62,35 @@ export function processIdentity(pid: number): ProcessIdentity | undefined {
 }
 
 /**
+ * Whether `pid` still names the process that started at `startTicks` and has not exited: one
+ * read of /proc/<pid>/stat (state and start time). A pid and a start time name one process for
+ * the life of the boot, so a recycled pid never passes.
+ */
+export function isRunning(pid: number, startTicks: number): boolean {
+  const stat = readProc(pid, 'stat');
+  if (stat === undefined) return false;
+  try {
+    // State (field 3) follows the command name: Z (zombie) and X (dead) have exited.
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    return state !== 'Z' && state !== 'X' && parseStartTicks(stat) === startTicks;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Now, in the clock of process start times (field 22 of /proc/<pid>/stat): ticks since boot,
+ * suspend included, from /proc/uptime. Both truncate to 1/100 s, so a process that started
+ * before a moment this returns never shows a later start time.
+ */
+export function ticksSinceBoot(): number {
+  const [whole = '0', fraction = ''] = readFileSync('/proc/uptime', 'utf8').split(' ')[0]!.split('.');
+  const centiseconds = Number(whole) * 100 + Number(fraction.padEnd(2, '0').slice(0, 2));
+  clockTicks ??= sysconfClockTicks();
+  return Math.floor((centiseconds * clockTicks) / 100);
+}
+
+/**
  * Whether `pid` names a process that has not exited. kill(pid, 0) answers for any user's
  * process (EPERM: it exists, owned by someone else), even where /proc hides other users'
  * processes (hidepid); a zombie, where /proc shows it, has exited and counts as gone.

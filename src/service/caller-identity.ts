@@ -1,6 +1,6 @@
 import type { WireValue } from '../ipc/dbus/wire.js';
 import { JoulegateError } from '../platform/errors.js';
-import { processIdentity } from '../platform/process.js';
+import { processIdentity, ticksSinceBoot } from '../platform/process.js';
 import type { Caller } from './caller-access.js';
 
 /** Asks the bus daemon one question about a connection (DBusConnection.busQuery). */
@@ -18,9 +18,15 @@ function entry(dict: WireValue, key: string): WireValue | undefined {
 /**
  * The caller behind a connection: pid and uid as the bus daemon took them from the socket
  * (GetConnectionCredentials), and the start time of the process that pid names now, if it is
- * still of that uid (otherwise the connection's process is gone and the pid may be another's).
+ * still of that uid and started no later than `connectedBy` (ticks since boot, a moment the
+ * connection already existed). Otherwise the connection's process is gone and the pid names
+ * another: one of another user, or one that started after the connection was made.
  */
-export async function callerOfConnection(query: BusQuery, uniqueName: string): Promise<Caller> {
+export async function callerOfConnection(
+  query: BusQuery,
+  uniqueName: string,
+  connectedBy: number,
+): Promise<Caller> {
   const credentials = await query('GetConnectionCredentials', uniqueName);
   const pid = entry(credentials, 'ProcessID');
   const uid = entry(credentials, 'UnixUserID');
@@ -28,23 +34,46 @@ export async function callerOfConnection(query: BusQuery, uniqueName: string): P
     throw new JoulegateError(`the bus gave no process id or user id for connection ${uniqueName}`);
   }
   const process = processIdentity(pid);
-  return { pid, uid, startTicks: process?.uid === uid ? process.startTicks : undefined };
+  const opener = process?.uid === uid && process.startTicks <= connectedBy;
+  return { pid, uid, startTicks: opener ? process.startTicks : undefined };
 }
 
 /**
  * Callers by connection (unique bus name), each looked up once: later calls on the connection
- * read nothing. An entry lives as long as its connection: the bus never reuses a unique name,
- * and `forget` drops it when the bus announces the connection gone (NameOwnerChanged).
+ * read nothing from the bus. An entry lives as long as its connection: the bus never reuses a
+ * unique name, and `forget` drops it when the bus announces the connection gone
+ * (NameOwnerChanged).
+ *
+ * It also keeps when each connection was first seen, in ticks since boot: when the bus
+ * announced it (`connected`), or, for one made before the daemon followed announcements, when
+ * it began following them (`following`). A connection cannot be older than its process, so a
+ * pid whose process started after that moment names another process than the one that
+ * connected.
  */
 export class CallerRegistry {
   private readonly connections = new Map<string, Promise<Caller>>();
+  private readonly seen = new Map<string, number>();
+  /** When announcements began to arrive; undefined until then (or if following failed). */
+  private followingSince: number | undefined;
 
   constructor(private readonly query: BusQuery) {}
+
+  /** The daemon now hears of every new connection (its AddMatch was answered). */
+  following(): void {
+    this.followingSince = ticksSinceBoot();
+  }
+
+  /** The bus announced a new connection. */
+  connected(uniqueName: string): void {
+    this.seen.set(uniqueName, ticksSinceBoot());
+  }
 
   callerOf(uniqueName: string): Promise<Caller> {
     let caller = this.connections.get(uniqueName);
     if (!caller) {
-      const lookup = callerOfConnection(this.query, uniqueName);
+      // Unannounced: older than the following, or (following failed) no later than this call.
+      const connectedBy = this.seen.get(uniqueName) ?? this.followingSince ?? ticksSinceBoot();
+      const lookup = callerOfConnection(this.query, uniqueName, connectedBy);
       this.connections.set(uniqueName, lookup);
       // A failed lookup (the connection left meanwhile) is not kept.
       lookup.catch(() => {
@@ -57,6 +86,7 @@ export class CallerRegistry {
 
   forget(uniqueName: string): void {
     this.connections.delete(uniqueName);
+    this.seen.delete(uniqueName);
   }
 
   /** Connections with a cached caller. */

@@ -95,20 +95,27 @@ export interface DispatchedService {
 export class Dispatcher {
   private readonly callers: CallerRegistry;
   private readonly xml = introspectionXml();
+  /** Settles once calls may run: the service is ready and connections are followed. */
+  private readonly ready: Promise<unknown>;
+  /** Per sender: its last call queued, until it is answered (see enqueue). */
+  private readonly queues = new Map<string, Promise<void>>();
 
+  /**
+   * `until`: calls that arrive before it settles wait for it (the daemon takes its bus name
+   * before it prepares its run dir, and answers once ready).
+   */
   constructor(
     private readonly conn: DBusConnection,
     private readonly service: DispatchedService,
+    until: Promise<unknown> = Promise.resolve(),
   ) {
     this.callers = new CallerRegistry((member, name) => conn.busQuery(member, name));
     conn.screenMessages((header) => this.screen(header));
-    conn.onMethodCall((msg) => {
-      void this.handle(msg);
-    });
+    conn.onMethodCall((msg) => this.enqueue(msg));
     conn.onSignal((msg) => this.onSignal(msg));
     // Sent before the daemon requests its name, so the match is in place before any client
     // can find the daemon by name.
-    conn
+    const following = conn
       .call({
         destination: BUS,
         path: '/org/freedesktop/DBus',
@@ -117,7 +124,11 @@ export class Dispatcher {
         signature: 's',
         body: [NAME_OWNER_CHANGED_MATCH],
       })
-      .catch((err) => this.log(`cannot follow disconnects (AddMatch): ${errorMessage(err)}`));
+      .then(
+        () => this.callers.following(),
+        (err) => this.log(`cannot follow connections (AddMatch): ${errorMessage(err)}`),
+      );
+    this.ready = Promise.allSettled([until, following]);
   }
 
   /** Connections whose caller is cached (tests watch it shrink on disconnect). */
@@ -131,9 +142,28 @@ export class Dispatcher {
 
   private onSignal(msg: DecodedMessage): void {
     if (msg.sender !== BUS || msg.member !== 'NameOwnerChanged') return;
-    const [name, , newOwner] = msg.body;
-    // A unique name losing its owner is a connection that left; the bus never reuses it.
-    if (typeof name === 'string' && name.startsWith(':') && newOwner === '') this.callers.forget(name);
+    const [name, oldOwner, newOwner] = msg.body;
+    if (typeof name !== 'string' || !name.startsWith(':')) return;
+    // A unique name gaining its owner is a new connection (announced before any of its
+    // messages reach us); losing it, a connection that left. The bus never reuses one.
+    if (oldOwner === '' && newOwner === name) this.callers.connected(name);
+    else if (newOwner === '') this.callers.forget(name);
+  }
+
+  /**
+   * Calls of one connection are handled one after another, in the order they arrived: a
+   * client that sends several at once (OpenSession then ReadSignal in one write) is answered as
+   * if it had waited for each reply. Other connections' calls do not wait for them.
+   */
+  private enqueue(msg: DecodedMessage): void {
+    const sender = msg.sender ?? '';
+    const previous = this.queues.get(sender) ?? this.ready;
+    // handle() answers every failure itself: the chain never rejects.
+    const done = previous.then(() => this.handle(msg));
+    this.queues.set(sender, done);
+    void done.then(() => {
+      if (this.queues.get(sender) === done) this.queues.delete(sender);
+    });
   }
 
   /** Judges a message from its header (see Inbox): what is refused here is never decoded. */

@@ -1,6 +1,6 @@
 import { errorMessage, InvalidArgumentError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { isSameProcess, processIdentity } from '../platform/process.js';
+import { isRunning, isSameProcess, processIdentity } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
@@ -134,11 +134,14 @@ export class SessionManager {
 
   /**
    * The names the caller's session may use, for calls that change no state (reads): they do
-   * not wait for the lock.
+   * not wait for the lock. The session's process must still run (one /proc read): a child that
+   * inherited the connection reads nothing once its parent, the session's owner, has exited,
+   * without waiting for the liveness poll.
    */
   async allowedFor(caller: Caller, method: string): Promise<AllowedNames> {
     const rec = this.sessions.get(caller.pid);
-    if (rec && belongsTo(rec, caller)) return this.allowedOf(rec);
+    if (rec && belongsTo(rec, caller) && isRunning(rec.client_pid, rec.start_ticks))
+      return this.allowedOf(rec);
     return this.mutex.run(async () => this.allowedOf(await this.liveSession(caller, method)));
   }
 
@@ -360,7 +363,9 @@ export class SessionManager {
 
   private async openOrReference(caller: Caller, lists: AccessSet | undefined): Promise<SessionRecord> {
     const rec = this.sessions.get(caller.pid);
-    if (rec && belongsTo(rec, caller)) {
+    // Only for the live owner: a connection whose process has exited (a child holds it now)
+    // must not keep the session alive with new references.
+    if (rec && belongsTo(rec, caller) && isCallerProcessAlive(caller)) {
       rec.reference_count = (rec.reference_count ?? 1) + 1;
       this.sessions.put(rec);
       return rec;
@@ -371,7 +376,7 @@ export class SessionManager {
           `PID ${caller.pid} now names another process than the one that opened this connection`,
         );
       }
-      await this.closeCompletely(caller.pid, 'pid now belongs to another process');
+      await this.closeCompletely(caller.pid, 'process exited or pid reused');
     }
     return this.openFor(caller, lists);
   }

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import {
+  isRunning,
   isSameProcess,
   parseStartTicks,
   parseStatus,
   processExists,
   processIdentity,
+  ticksSinceBoot,
 } from '../../src/platform/process.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,6 +35,7 @@ test('processExists: live processes yes; gone, zombie and non-pids no', async ()
     assert.ok(zombie > 0, 'made a zombie');
     assert.equal(processExists(zombie), false, 'a zombie has exited');
     assert.equal(processIdentity(zombie), undefined);
+    assert.equal(isRunning(zombie, parseStartTicks(readFileSync(`/proc/${zombie}/stat`, 'utf8'))), false);
     const me = processIdentity(process.pid)!;
     assert.equal(isSameProcess(me), true);
     assert.equal(
@@ -53,4 +57,29 @@ test('start time is field 22 even when the command name has spaces and parenthes
 test('status parsing takes effective uid/gid and CapEff', () => {
   const s = parseStatus('Name:\tx\nUid:\t1\t2\t3\t4\nGid:\t5\t6\t7\t8\nCapEff:\t0000000000200000\n');
   assert.deepEqual(s, { uid: 2, gid: 6, capEff: 0x200000n });
+});
+
+test('isRunning: this process yes; another start time, a reaped pid and non-pids no', () => {
+  const me = processIdentity(process.pid)!;
+  assert.equal(isRunning(process.pid, me.startTicks), true);
+  assert.equal(isRunning(process.pid, me.startTicks + 1), false);
+  const reaped = spawnSync('true').pid!;
+  assert.equal(isRunning(reaped, 0), false);
+  for (const pid of [0, -1, 1.5]) assert.equal(isRunning(pid, 0), false, `pid ${pid}`);
+});
+
+test('ticksSinceBoot is the clock of process start times: a process started later shows a later start', async () => {
+  const before = ticksSinceBoot();
+  assert.ok(processIdentity(process.pid)!.startTicks <= before);
+  // Two ticks on, so a start in the same 1/100 s as `before` cannot be mistaken for one after.
+  while (ticksSinceBoot() < before + 2) await sleep(5);
+  const child = spawn('sleep', ['5'], { stdio: 'ignore' });
+  try {
+    await once(child, 'spawn');
+    const started = processIdentity(child.pid!)!.startTicks;
+    assert.ok(started > before, `started at ${started}, not after ${before}`);
+    assert.ok(started <= ticksSinceBoot());
+  } finally {
+    child.kill();
+  }
 });

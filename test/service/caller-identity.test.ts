@@ -8,7 +8,7 @@ import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
-import { ServiceHarness } from './harness.js';
+import { ServiceHarness, waitFor } from './harness.js';
 
 const skip = needsDaemon();
 
@@ -36,12 +36,30 @@ after(() => {
 
 interface HandedOff {
   creatorPid: number;
+  /** Outcomes of the creator's own calls, in order. */
+  creatorCalls: Record<string, unknown>[];
   send(call: { member: string; signature?: string; body?: unknown[] }): Promise<Record<string, unknown>>;
   close(): void;
 }
 
-/** Runs the creator as `as` (root when undefined); resolves once it has exited. */
-async function handOff(as: TestUser | undefined, firstCall: boolean): Promise<HandedOff> {
+interface HandOffOptions {
+  /** Calls the creator makes before it hands the connection off. */
+  calls?: { member: string; signature?: string; body?: unknown[] }[];
+  /** The child drops to this user (the creator runs as root). */
+  child?: TestUser;
+  /**
+   * The creator leads a Unix session of its own: write mode is held for a session leader while
+   * it lives (the test runner's would keep the creator's controls). Its pid is then not reused
+   * while the child, a member of that session, lives.
+   */
+  ownUnixSession?: boolean;
+}
+
+/**
+ * Runs the creator as `as` (root when undefined); resolves once it has exited. The daemon has
+ * seen the connection before it was handed off (see handoff-client.mjs).
+ */
+async function handOff(as: TestUser | undefined, options: HandOffOptions = {}): Promise<HandedOff> {
   const dir = tempDir('jg-handoff-');
   chmodSync(dir, 0o755);
   const fifo = join(dir, 'calls');
@@ -49,24 +67,37 @@ async function handOff(as: TestUser | undefined, firstCall: boolean): Promise<Ha
   const envArgs = Object.entries({ ...h.env(), PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
   const words = [
     ...(as ? asUser(as) : []),
+    ...(options.ownUnixSession ? ['setsid', '--wait'] : []),
     'env',
     ...envArgs,
     process.execPath,
     HANDOFF,
     'creator',
     fifo,
-    ...(firstCall ? ['first-call'] : []),
+    JSON.stringify({
+      calls: options.calls,
+      ...(options.child ? { childUid: options.child.uid, childGid: options.child.gid } : {}),
+    }),
   ];
   const creator = spawn(words[0]!, words.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => creator.on('exit', () => resolve()));
   const lines = createInterface({ input: creator.stdout! })[Symbol.asyncIterator]();
   const first = await lines.next();
-  const { pid, child } = JSON.parse(first.value as string) as { pid: number; child: number };
+  const {
+    pid,
+    child,
+    calls: creatorCalls,
+  } = JSON.parse(first.value as string) as {
+    pid: number;
+    child: number;
+    calls: Record<string, unknown>[];
+  };
   strayPids.push(child);
   await exited;
   const calls = createWriteStream(fifo);
   return {
     creatorPid: pid,
+    creatorCalls,
     // The child answers on the creator's stdout pipe, which it inherited.
     send: async (call) => {
       calls.write(`${JSON.stringify(call)}\n`);
@@ -111,9 +142,12 @@ async function rootProcessAt(pid: number): Promise<boolean> {
  * A connection handed off by a creator (run as `as`) that has exited, with a root process now
  * at the creator's pid. A fresh creator is tried when another process took the pid first.
  */
-async function handOffToRootAtCreatorPid(as: TestUser | undefined, firstCall: boolean): Promise<HandedOff> {
+async function handOffToRootAtCreatorPid(
+  as: TestUser | undefined,
+  options: HandOffOptions,
+): Promise<HandedOff> {
   for (let attempt = 1; ; attempt++) {
-    const conn = await handOff(as, firstCall);
+    const conn = await handOff(as, options);
     if (await rootProcessAt(conn.creatorPid)) return conn;
     conn.close();
     if (attempt === 5) throw new Error(`other processes took the creator's pid ${attempt} times in a row`);
@@ -128,7 +162,10 @@ for (const firstCall of [true, false]) {
   test(`a handed-off connection ${when} gets no admin rights from a root process at its creator's pid`, {
     skip,
   }, async () => {
-    const conn = await handOffToRootAtCreatorPid(user, firstCall);
+    const conn = await handOffToRootAtCreatorPid(
+      user,
+      firstCall ? { calls: [{ member: 'TopoGetCache' }] } : {},
+    );
     try {
       for (const call of [
         { member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists },
@@ -153,11 +190,76 @@ for (const firstCall of [true, false]) {
 }
 
 test('a root connection handed off keeps no admin rights once its creator exited', { skip }, async () => {
-  const conn = await handOffToRootAtCreatorPid(undefined, true);
+  const conn = await handOffToRootAtCreatorPid(undefined, { calls: [{ member: 'TopoGetCache' }] });
   try {
     const r = await conn.send({ member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists });
     assert.equal(r.name, ERROR_NAMES.PermissionDenied, JSON.stringify(r));
     assert.equal(existsSync(defaultSignals), false);
+  } finally {
+    conn.close();
+  }
+});
+
+const ADMIN_CALLS = [
+  { member: 'PlatformLockControl' },
+  { member: 'PlatformGetGroupAccess', signature: 's', body: ['0.LOG_REQUEST'] },
+  { member: 'PlatformSetGroupAccess', signature: 'sasas', body: allLists },
+];
+const writeLimit = (value: number) => ({
+  member: 'PlatformWriteControl',
+  signature: 'siid',
+  body: ['FILECTL::LIMIT', 1, 0, value],
+});
+const readCounter = { member: 'PlatformReadSignal', signature: 'sii', body: ['FILECTL::COUNTER', 0, 0] };
+
+// The bus's credentials are those of the process that connected. A root process connects,
+// never calls, and hands the connection to a child that drops to an unprivileged user; once a
+// root process started after the connection holds the creator's pid, the start time tells the
+// two apart.
+test("a root connection held by an unprivileged child, first used after a root process took the creator's pid, gets nothing", {
+  skip,
+}, async () => {
+  const conn = await handOffToRootAtCreatorPid(undefined, { child: user });
+  try {
+    for (const call of ADMIN_CALLS) {
+      const r = await conn.send(call);
+      assert.equal(r.name, ERROR_NAMES.PermissionDenied, `${call.member}: ${JSON.stringify(r)}`);
+    }
+    for (const call of [{ member: 'PlatformOpenSession' }, writeLimit(7), readCounter]) {
+      const r = await conn.send(call);
+      assert.equal(r.name, ERROR_NAMES.NoSession, `${call.member}: ${JSON.stringify(r)}`);
+    }
+    assert.equal(existsSync(join(h.runDir, `session-${conn.creatorPid}.json`)), false);
+    assert.equal(existsSync(join(h.runDir, 'CONTROL_ADMIN_LOCK')), false);
+    assert.equal(existsSync(defaultSignals), false, 'the default access list was written');
+    assert.equal(h.control('FILECTL-LIMIT-0'), '100');
+  } finally {
+    conn.close();
+  }
+});
+
+// A session belongs to the process that opened it. A child that inherited the connection acts
+// as its parent while the parent lives (nothing on the bus tells them apart); once the parent
+// has exited, the child neither reads, writes nor opens a session on the parent's behalf, and
+// the parent's controls are restored.
+test('a connection inherited across fork gets nothing from the session of its parent once the parent has exited', {
+  skip,
+}, async () => {
+  const conn = await handOff(undefined, {
+    calls: [{ member: 'PlatformOpenSession' }, writeLimit(55)],
+    ownUnixSession: true,
+  });
+  try {
+    for (const r of conn.creatorCalls) assert.equal(r.ok, true, JSON.stringify(r));
+    for (const call of [readCounter, { member: 'PlatformOpenSession' }, readCounter, writeLimit(56)]) {
+      const r = await conn.send(call);
+      assert.equal(r.name, ERROR_NAMES.NoSession, `${call.member}: ${JSON.stringify(r)}`);
+    }
+    assert.ok(
+      await waitFor(() => h.control('FILECTL-LIMIT-0') === '100'),
+      `controls not restored: ${h.control('FILECTL-LIMIT-0')}`,
+    );
+    assert.equal(existsSync(join(h.runDir, `session-${conn.creatorPid}.json`)), false);
   } finally {
     conn.close();
   }

@@ -8,7 +8,7 @@ import { secureMakeDirs } from '../../src/service/secure-files.js';
 import { DAEMON } from '../helpers/cli.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { ensureGroup, ensureUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from './harness.js';
+import { BUS_NAME, ServiceHarness, waitFor } from './harness.js';
 
 const skip = needsDaemon();
 
@@ -113,7 +113,8 @@ test('a second daemon on the same run dir exits with one line and touches nothin
     const before = { text: readFileSync(sessionPath, 'utf8'), mtime: statSync(sessionPath).mtimeMs };
     const entries = readdirSync(h.runDir).sort();
 
-    const second = await anotherDaemon();
+    // Under another bus name: the run dir's lock is what stops it (the name would first).
+    const second = await anotherDaemon({ JOULEGATE_BUS_NAME: `${BUS_NAME}.second` });
     assert.equal(second.code, 1, second.stderr);
     assert.equal(
       second.stderr,
@@ -155,9 +156,10 @@ test('after a crash, of two daemons started at once exactly one takes over', { s
   const losers = outcomes.filter((o) => !o.ready);
   assert.equal(winners.length, 1, outcomes.map((o) => o.stderr).join('\n---\n'));
   assert.equal(losers[0]!.code, 1);
+  // The bus name decides, before either touches the run dir.
   assert.equal(
     losers[0]!.stderr,
-    `joulegated: another joulegated (pid ${winners[0]!.proc.pid}) is running on ${h.runDir}; exiting\n`,
+    `joulegated: ${BUS_NAME} is already owned by pid ${winners[0]!.proc.pid} on ${h.bus.address}; exiting\n`,
   );
   const winner = winners[0]!.proc;
   const exited = new Promise<number | null>((r) => winner.once('exit', r));

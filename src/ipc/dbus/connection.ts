@@ -370,8 +370,11 @@ export class DBusConnection {
     });
   }
 
-  /** org.freedesktop.DBus.RequestName with DO_NOT_QUEUE; throws unless we became the owner. */
-  async requestName(name: string): Promise<void> {
+  /**
+   * org.freedesktop.DBus.RequestName with DO_NOT_QUEUE: true once this connection owns `name`,
+   * false when another connection owns it.
+   */
+  async tryRequestName(name: string): Promise<boolean> {
     const [result] = await this.call({
       destination: 'org.freedesktop.DBus',
       path: '/org/freedesktop/DBus',
@@ -381,7 +384,12 @@ export class DBusConnection {
       body: [name, 0x4],
     });
     // 1 = primary owner, 4 = already owner
-    if (result !== 1 && result !== 4) throw new Error(`bus name ${name} is owned by another process`);
+    return result === 1 || result === 4;
+  }
+
+  /** As tryRequestName, but throws unless this connection became the owner. */
+  async requestName(name: string): Promise<void> {
+    if (!(await this.tryRequestName(name))) throw new Error(`bus name ${name} is owned by another process`);
   }
 
   /** Asks the bus daemon (org.freedesktop.DBus) one question about a connection. */
