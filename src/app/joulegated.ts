@@ -43,7 +43,12 @@ async function main(): Promise<void> {
     log,
     idleTimeoutMs: batch.idleTimeoutMs,
     spares: batch.spares,
-    limits: { perUser: batch.perUser, total: batch.total },
+    limits: {
+      perUser: batch.perUser,
+      total: batch.total,
+      startsAtOnce: batch.startsAtOnce,
+      startTimeoutMs: batch.startTimeoutMs,
+    },
   });
   const service = new GeopmService({ runDir, pio, access, log, batch: launcher });
   // A cache from an earlier boot or hardware change must not outlive the daemon that wrote it.

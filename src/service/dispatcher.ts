@@ -17,6 +17,7 @@ import {
 import { type DecodedMessage, type MessageHeader, MessageType, type WireValue } from '../ipc/dbus/wire.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { CallerRegistry } from './caller-identity.js';
+import { ConnectionDepartures } from './connection-watch.js';
 import { dbusErrorName } from './errors.js';
 import { bodyTooLarge, checkArgumentCaps, LIMITS, maxBodyBytes } from './limits.js';
 import type { MethodTable } from './methods.js';
@@ -95,12 +96,16 @@ export interface DispatchedService {
 export class Dispatcher {
   private readonly callers: CallerRegistry;
   private readonly xml = introspectionXml();
+  private readonly departures: ConnectionDepartures;
 
   constructor(
     private readonly conn: DBusConnection,
     private readonly service: DispatchedService,
   ) {
     this.callers = new CallerRegistry((member, name) => conn.busQuery(member, name));
+    this.departures = new ConnectionDepartures(
+      async (name) => (await conn.busQuery('NameHasOwner', name)) === true,
+    );
     conn.screenMessages((header) => this.screen(header));
     conn.onMethodCall((msg) => {
       void this.handle(msg);
@@ -133,7 +138,10 @@ export class Dispatcher {
     if (msg.sender !== BUS || msg.member !== 'NameOwnerChanged') return;
     const [name, , newOwner] = msg.body;
     // A unique name losing its owner is a connection that left; the bus never reuses it.
-    if (typeof name === 'string' && name.startsWith(':') && newOwner === '') this.callers.forget(name);
+    if (typeof name === 'string' && name.startsWith(':') && newOwner === '') {
+      this.callers.forget(name);
+      this.departures.left(name);
+    }
   }
 
   /** Judges a message from its header (see Inbox): what is refused here is never decoded. */
@@ -213,7 +221,9 @@ export class Dispatcher {
       return;
     }
     const caller = await this.callers.callerOf(msg.sender);
-    const result = await this.service.handlers[method](caller, args);
+    const sender = msg.sender;
+    const context = { watchConnection: () => this.departures.watch(sender) };
+    const result = await this.service.handlers[method](caller, args, context);
     this.conn.reply(msg, outSignature(method), result);
   }
 

@@ -17,7 +17,12 @@ const h = new ServiceHarness();
 await h.setup();
 chmodSync(h.sysroot, 0o755);
 chmodSync(dirname(h.runDir), 0o711);
-await h.startDaemon({ JOULEGATE_BATCH_MAX_PER_USER: '64', JOULEGATE_BATCH_MAX_SERVERS: '64' });
+// The daemon's start deadline matches the clients' D-Bus timeout below.
+await h.startDaemon({
+  JOULEGATE_BATCH_MAX_PER_USER: '64',
+  JOULEGATE_BATCH_MAX_SERVERS: '64',
+  JOULEGATE_BATCH_START_TIMEOUT: '120',
+});
 await h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]);
 
 function prefixFor(user: TestUser, extraEnv: Record<string, string> = {}): string[] {
