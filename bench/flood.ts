@@ -6,11 +6,11 @@
  * fresh daemon each (dist/). Run as root (it creates the users). Prints JSON.
  * Usage: node --import tsx bench/flood.ts [--rounds N] [--users N]
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { asUser, ensureUser } from '../test/helpers/users.js';
+import { run } from '../test/helpers/cli.js';
+import { asUser, ensureUser, type TestUser } from '../test/helpers/users.js';
 import { memoryOf } from './memory.js';
 import { argValue, requireBuiltDist, startDaemon } from './shipped.js';
 
@@ -20,34 +20,15 @@ const USERS = argValue('--users', 5);
 const CLIENT = new URL('./flood-client.mjs', import.meta.url).pathname;
 const users = Array.from({ length: USERS + 1 }, (_, i) => ensureUser(`jg-bench-flood-${i}`));
 
-function floodAs(
-  user: (typeof users)[number],
-  address: string,
-  tag: string,
-  rounds = ROUNDS,
-): Promise<unknown> {
-  const argv = [
-    ...asUser(user),
-    'env',
-    `DBUS_SYSTEM_BUS_ADDRESS=${address}`,
-    'JOULEGATE_BUS_NAME=io.github.geopm',
-  ];
-  const child = spawn(argv[0]!, [...argv.slice(1), process.execPath, CLIENT, String(rounds), tag], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Runs one flood client as `user`; resolves with what it refused, per method. */
+async function floodAs(user: TestUser, address: string, tag: string, rounds = ROUNDS): Promise<unknown> {
+  const env = ['env', `DBUS_SYSTEM_BUS_ADDRESS=${address}`, 'JOULEGATE_BUS_NAME=io.github.geopm'];
+  const r = await run(process.execPath, [CLIENT, String(rounds), tag], {
+    prefix: [...asUser(user), ...env],
+    timeoutMs: 600_000,
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  child.stderr.on('data', (d) => {
-    err += d;
-  });
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`flood client: ${err}`)),
-    ),
-  );
+  if (r.code !== 0) throw new Error(`flood client exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
 async function flood(userCount: number) {

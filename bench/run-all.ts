@@ -7,6 +7,7 @@ const BENCHES = [
   'energy',
   'batch',
   'dbus',
+  'flood',
   'monitor',
   'monitor-memory',
   'monitor-formats',

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { LineProcess, START_CLIENT, type StartResult } from '../batch/line-process.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from './harness.js';
+import { batchDaemon, type ServiceHarness, waitFor } from './harness.js';
 
 // Admission of batch server starts, end to end: joulegated (dist/) on a private bus, start
 // clients as several real users racing. Starts load a process each (no spares) one at a time,
@@ -14,15 +13,9 @@ const alice = ensureUser('jg-admit-a');
 const bob = ensureUser('jg-admit-b');
 const carol = ensureUser('jg-admit-c');
 
-async function daemon(env: Record<string, string>): Promise<ServiceHarness> {
-  const h = new ServiceHarness();
-  await h.setup();
-  chmodSync(h.sysroot, 0o755);
-  chmodSync(dirname(h.runDir), 0o711);
-  await h.startDaemon({ JOULEGATE_BATCH_SPARES: '0', JOULEGATE_BATCH_STARTS_AT_ONCE: '1', ...env });
-  await h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]);
-  return h;
-}
+/** A daemon whose starts load a process each (no spares), one at a time. */
+const daemon = (env: Record<string, string>) =>
+  batchDaemon({ JOULEGATE_BATCH_SPARES: '0', JOULEGATE_BATCH_STARTS_AT_ONCE: '1', ...env });
 
 /** Start clients of `user`, each with its session open. */
 async function startClients(h: ServiceHarness, user: TestUser, count: number): Promise<LineProcess[]> {
