@@ -8,6 +8,7 @@ const BENCHES = [
   'batch',
   'dbus',
   'flood',
+  'storm-users',
   'monitor',
   'monitor-memory',
   'monitor-formats',

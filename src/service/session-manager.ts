@@ -188,6 +188,9 @@ export class SessionManager {
     callerGone?: AbortSignal,
   ): Promise<BatchServerHandle> {
     const writes = controls.length > 0;
+    // The deadline counts from the call's arrival: its wait for the lock is the client's wait too.
+    const deadline = this.startDeadline(caller.pid);
+    const giveUp = callerGone ? AbortSignal.any([callerGone, deadline.signal]) : deadline.signal;
     const reserved = this.withSession(caller, 'PlatformStartBatch', async (rec) => {
       check(this.allowedOf(rec));
       const slot = this.servers.reserve(rec, writes);
@@ -200,13 +203,11 @@ export class SessionManager {
       return slot;
     });
     // The process starts outside the lock: other clients' calls go on meanwhile.
-    return reserved.then(async (slot) => {
+    const started = reserved.then(async (slot) => {
       let replied = () => {};
       const answered = new Promise<void>((resolve) => {
         replied = resolve;
       });
-      const deadline = this.startDeadline(caller.pid);
-      const giveUp = callerGone ? AbortSignal.any([callerGone, deadline.signal]) : deadline.signal;
       try {
         const request = { runDir: this.options.runDir, signals, controls };
         // The reply does not wait for the session record that names the server; the server's
@@ -220,11 +221,11 @@ export class SessionManager {
           this.log(`batch server start for pid ${caller.pid} given up: ${errorMessage(err)}`);
         throw err;
       } finally {
-        clearTimeout(deadline.timer);
         // The dispatcher writes the reply in the microtasks that follow; this runs after them.
         setImmediate(replied);
       }
     });
+    return started.finally(() => clearTimeout(deadline.timer));
   }
 
   /** Aborts once a start of `pid` has taken JOULEGATE_BATCH_START_TIMEOUT. */
