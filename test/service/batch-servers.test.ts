@@ -13,9 +13,17 @@ const alice = ensureUser('jg-admit-a');
 const bob = ensureUser('jg-admit-b');
 const carol = ensureUser('jg-admit-c');
 
-/** A daemon whose starts load a process each (no spares), one at a time. */
+/**
+ * A daemon whose starts load a process each (no spares), one at a time; its servers wait for
+ * their clients (which never connect here) as long as the test runs.
+ */
 const daemon = (env: Record<string, string>) =>
-  batchDaemon({ JOULEGATE_BATCH_SPARES: '0', JOULEGATE_BATCH_STARTS_AT_ONCE: '1', ...env });
+  batchDaemon({
+    JOULEGATE_BATCH_SPARES: '0',
+    JOULEGATE_BATCH_STARTS_AT_ONCE: '1',
+    JOULEGATE_BATCH_IDLE_TIMEOUT: '600',
+    ...env,
+  });
 
 /** Start clients of `user`, each with its session open. */
 async function startClients(h: ServiceHarness, user: TestUser, count: number): Promise<LineProcess[]> {
