@@ -7,6 +7,8 @@ const BENCHES = [
   'energy',
   'batch',
   'dbus',
+  'flood',
+  'storm-users',
   'monitor',
   'monitor-memory',
   'monitor-formats',

@@ -5,7 +5,7 @@
  * joulegated on a private bus of its own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { busConfig } from '../test/helpers/bus-config.js';
@@ -21,6 +21,16 @@ export function argValue(name: string, fallback: number): number {
 /** Absolute path of a built file, e.g. `distPath('app/joulegated.js')`. */
 export function distPath(relative: string): string {
   return join(REPO, 'dist', relative);
+}
+
+/**
+ * The Node flags of a built command's `#!/usr/bin/env -S node FLAGS` line: a bench starts it
+ * with its own Node and these flags, as the command runs when started by its name.
+ */
+export function shebangFlags(path: string): string[] {
+  const first = readFileSync(path, 'utf8').split('\n', 1)[0]!;
+  const words = first.replace(/^#!\S*env\s+(-S\s+)?/, '').split(/\s+/);
+  return words[0] === 'node' ? words.slice(1).filter((w) => w !== '') : [];
 }
 
 /** Why dist/ cannot stand for src/ (a missing or older output), or undefined when it can. */
@@ -127,7 +137,8 @@ export async function startDaemon(work: string, env: Record<string, string> = {}
   try {
     const address = (await firstLine(bus, 'stdout', /^unix:/)).trim();
     const spawnedAt = performance.now();
-    const daemon = spawn(process.execPath, [distPath('app/joulegated.js')], {
+    const entry = distPath('app/joulegated.js');
+    const daemon = spawn(process.execPath, [...shebangFlags(entry), entry], {
       env: {
         ...process.env,
         DBUS_SYSTEM_BUS_ADDRESS: address,

@@ -45,3 +45,26 @@ export class HeapKeeper {
     this.baseline = getHeapStatistics().used_heap_size;
   }
 }
+
+/**
+ * Collects a long-lived server's garbage soon after it piles up: every `everyMs`, a full
+ * collection if the heap and array buffers grew by `growthBytes` since the last one. A client
+ * may send call after call at the per-call caps, each decoded into megabytes that are garbage
+ * once answered; V8 collects its old generation only after it has grown several times over, so
+ * the resident size rose by tens of MB and stayed there. A collection of a small heap takes a
+ * few ms, and only a flood of large calls triggers one.
+ */
+export function collectWhenGrown(growthBytes: number, everyMs: number): NodeJS.Timeout {
+  const used = () => {
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  let baseline = used();
+  const timer = setInterval(() => {
+    if (used() - baseline < growthBytes) return;
+    fullCollection()();
+    baseline = used();
+  }, everyMs);
+  timer.unref();
+  return timer;
+}

@@ -24,8 +24,8 @@ export interface LauncherOptions {
   spares?: number;
   /** Most server processes loading at once: a storm of starts queues here, not for the CPU. */
   maxLoading?: number;
-  /** Refusal limits, enforced by the daemon (BatchServers). */
-  limits?: BatchServerLimits;
+  /** Refusal limits and admission, enforced by the daemon (BatchServers); defaults for the rest. */
+  limits?: Partial<BatchServerLimits>;
 }
 
 /**
@@ -203,10 +203,8 @@ export class BatchServerLauncher implements BatchLauncher {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_BATCH_SETTINGS.idleTimeoutMs;
     this.spareCount = options.spares ?? DEFAULT_BATCH_SETTINGS.spares;
     this.maxLoading = options.maxLoading ?? availableParallelism();
-    this.limits = options.limits ?? {
-      perUser: DEFAULT_BATCH_SETTINGS.perUser,
-      total: DEFAULT_BATCH_SETTINGS.total,
-    };
+    const { perUser, total, startsAtOnce, startTimeoutMs } = { ...DEFAULT_BATCH_SETTINGS, ...options.limits };
+    this.limits = { perUser, total, startsAtOnce: startsAtOnce || this.maxLoading, startTimeoutMs };
   }
 
   /** Loads the spares now rather than at the first start (the daemon calls this once it is up). */

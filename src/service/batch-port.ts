@@ -19,12 +19,23 @@ export interface BatchStartRequest {
   controls: BatchRequestEntry[];
 }
 
-/** How many batch servers may exist at once (starting or running); more are refused. */
+/**
+ * How many batch servers may run at once (a start takes its place when its turn comes, not
+ * while it waits for it; more are refused), and how starts are admitted.
+ */
 export interface BatchServerLimits {
-  /** Per client uid. */
+  /** Per client uid; also the most starts one uid may have waiting. */
   perUser: number;
   /** For the whole node. */
   total: number;
+  /** Starts in progress at once (as many as the launcher serves well); the others wait their turn. */
+  startsAtOnce: number;
+  /**
+   * A start not answered within this, waiting included, is abandoned and its server ended: it
+   * stays below the clients' D-Bus reply timeout (25 s in libdbus and sd-bus), so no client
+   * gets a server it has stopped waiting for.
+   */
+  startTimeoutMs: number;
 }
 
 export interface BatchServerHandle {

@@ -3,40 +3,83 @@ import type { BatchLauncher, BatchServerHandle, BatchStartRequest } from './batc
 import { NoSessionError } from './errors.js';
 import type { Mutex } from './mutex.js';
 import type { SessionRecord, SessionStore } from './sessions.js';
+import { StartAdmission, type StartTurn } from './start-admission.js';
 
-/** A client's batch server: reserved while it starts (outside the lock), then running. */
+/** A client's batch server: waiting for its turn to start, starting, then running. */
 export interface BatchSlot {
   readonly rec: SessionRecord;
   readonly hasControls: boolean;
+  /** Waiting slots hold no place under the limits; starting and running ones do. */
+  phase: 'waiting' | 'starting' | 'running';
   handle?: BatchServerHandle;
-  /** The session ended (or controls were locked) while the server was starting. */
-  cancelled: boolean;
+  /** Aborted when the session ends (or controls are locked) before the server runs. */
+  readonly cancel: AbortController;
+}
+
+/** Why a start was given up, once the reason is known (the first reason wins). */
+function abandoned(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  return reason instanceof Error ? reason : new JoulegateError(String(reason));
 }
 
 /**
  * The batch servers, at most one per client session, mirrored in the session record
- * (`batch_server`). A start is decided in two short steps inside the session manager's lock —
- * reserve (checks, limits), then record — with the slow process start between them outside the
- * lock, so other clients are not kept waiting. A slot stopped while its server starts is
- * cancelled: the server is stopped once started, before it ever admits its client.
+ * (`batch_server`). A start is decided in short steps inside the session manager's lock —
+ * reserve (checks), take a place under the limits once its turn comes (StartAdmission: per-uid
+ * queues served round-robin), record — with the waiting and the slow process start between them
+ * outside the lock, so other clients are not kept waiting. A start given up meanwhile (session
+ * ended, caller's connection gone, start deadline passed) never leaves a server behind: its
+ * server is stopped once started, before it ever admits its client.
  */
 export class BatchServers {
   private readonly slots = new Map<number, BatchSlot>();
+  private readonly admission?: StartAdmission;
 
   constructor(
     private readonly launcher: BatchLauncher | undefined,
     private readonly sessions: SessionStore,
     private readonly lock: Mutex,
-  ) {}
+  ) {
+    if (launcher) this.admission = new StartAdmission(launcher.limits.startsAtOnce, launcher.limits.perUser);
+  }
 
   /** Server pid of `clientPid`'s running batch server. */
   serverOf(clientPid: number): number | undefined {
     return this.slots.get(clientPid)?.handle?.serverPid;
   }
 
+  /** Places taken under the limits (starting or running servers), of `uid` and in all. */
+  private places(uid: number): { ofUser: number; total: number } {
+    let ofUser = 0;
+    let total = 0;
+    for (const slot of this.slots.values()) {
+      if (slot.phase === 'waiting') continue;
+      total++;
+      if (slot.rec.client_uid === uid) ofUser++;
+    }
+    return { ofUser, total };
+  }
+
+  /** Throws if `uid` may not take another place now (the per-user or the node-wide limit). */
+  private checkPlaces(uid: number): void {
+    const { perUser, total } = this.launcher!.limits;
+    const taken = this.places(uid);
+    if (taken.total >= total) {
+      throw new InvalidArgumentError(
+        `Batch server limit reached: ${taken.total} servers run on this node (limit ${total}, JOULEGATE_BATCH_MAX_SERVERS)`,
+      );
+    }
+    if (taken.ofUser >= perUser) {
+      throw new InvalidArgumentError(
+        `Batch server limit reached: uid ${uid} has ${taken.ofUser} batch servers (limit ${perUser}, JOULEGATE_BATCH_MAX_PER_USER)`,
+      );
+    }
+  }
+
   /**
-   * In the lock: reserves the server of session `rec`. Throws if it has one (or one starting),
-   * if there is no launcher, or if the per-user or total limit is reached.
+   * In the lock: reserves the server of session `rec` (it waits for its turn holding no place).
+   * Throws if it has one (or one starting), if there is no launcher, or if the limits are
+   * reached already (a start refused now need not wait for its turn to learn it).
    */
   reserve(rec: SessionRecord, hasControls: boolean): BatchSlot {
     const clientPid = rec.client_pid;
@@ -50,57 +93,83 @@ export class BatchServers {
       );
     }
     if (!this.launcher) throw new JoulegateError('batch servers are not available in this joulegated');
-    const { perUser, total } = this.launcher.limits;
-    if (this.slots.size >= total) {
-      throw new InvalidArgumentError(
-        `Batch server limit reached: ${this.slots.size} servers run on this node (limit ${total}, JOULEGATE_BATCH_MAX_SERVERS)`,
-      );
-    }
-    const uid = rec.client_uid;
-    let ofUser = 0;
-    for (const slot of this.slots.values()) if (slot.rec.client_uid === uid) ofUser++;
-    if (ofUser >= perUser) {
-      throw new InvalidArgumentError(
-        `Batch server limit reached: uid ${uid} has ${ofUser} batch servers (limit ${perUser}, JOULEGATE_BATCH_MAX_PER_USER)`,
-      );
-    }
-    const slot: BatchSlot = { rec, hasControls, cancelled: false };
+    this.checkPlaces(rec.client_uid);
+    const slot: BatchSlot = { rec, hasControls, phase: 'waiting', cancel: new AbortController() };
     this.slots.set(clientPid, slot);
     return slot;
   }
 
-  /** In the lock: gives a reservation back (the start was refused after reserve()). */
+  /** In the lock: gives a reservation back (the start was refused or given up). */
   release(slot: BatchSlot): void {
     if (this.slots.get(slot.rec.client_pid) === slot) this.slots.delete(slot.rec.client_pid);
   }
 
+  /** Whether the slot's start may go on: not cancelled, still the session's, the session still open. */
+  private current(slot: BatchSlot): boolean {
+    const clientPid = slot.rec.client_pid;
+    return (
+      !slot.cancel.signal.aborted &&
+      this.slots.get(clientPid) === slot &&
+      this.sessions.get(clientPid) === slot.rec
+    );
+  }
+
   /**
-   * Outside the lock: starts the reserved server, then records it in the lock and lets its
-   * client connect, unless the slot was cancelled or the session ended meanwhile.
+   * Outside the lock: waits for the slot's turn, takes its place (in the lock), starts the
+   * server, then records it in the lock and lets its client connect — unless the start was
+   * given up meanwhile (`giveUp`: nobody waits for the answer any more, or the slot was
+   * cancelled), in which case the server is stopped as soon as it is up and the place freed.
    */
   async launch(
     slot: BatchSlot,
     request: Pick<BatchStartRequest, 'runDir' | 'signals' | 'controls'>,
+    giveUp: AbortSignal,
     answered?: Promise<void>,
   ): Promise<BatchServerHandle> {
     const { rec } = slot;
     const clientPid = rec.client_pid;
+    const stopped = AbortSignal.any([slot.cancel.signal, giveUp]);
     let handle: BatchServerHandle;
+    let turn: StartTurn;
     try {
-      handle = await this.launcher!.start(
-        { ...request, clientPid, clientUid: rec.client_uid, clientGid: rec.client_gid },
-        answered,
-      );
+      turn = await this.admission!.turn(rec.client_uid, stopped);
     } catch (err) {
       await this.lock.run(async () => this.release(slot));
       throw err;
     }
+    try {
+      await this.lock.run(async () => {
+        if (!this.current(slot) || giveUp.aborted) {
+          this.release(slot);
+          throw stopped.aborted ? abandoned(stopped) : this.endedWhileStarting(clientPid);
+        }
+        try {
+          this.checkPlaces(rec.client_uid);
+        } catch (err) {
+          this.release(slot);
+          throw err;
+        }
+        slot.phase = 'starting';
+      });
+      try {
+        handle = await this.launcher!.start(
+          { ...request, clientPid, clientUid: rec.client_uid, clientGid: rec.client_gid },
+          answered,
+        );
+      } catch (err) {
+        await this.lock.run(async () => this.release(slot));
+        throw err;
+      }
+    } finally {
+      turn.release();
+    }
     const recorded = await this.lock.run(async () => {
-      if (slot.cancelled || this.slots.get(clientPid) !== slot || this.sessions.get(clientPid) !== rec) {
+      if (!this.current(slot) || giveUp.aborted) {
         this.release(slot);
         return false;
       }
       slot.handle = handle;
+      slot.phase = 'running';
       rec.batch_server = handle.serverPid;
       this.sessions.put(rec);
       void handle.exited.then(() => this.lock.run(async () => this.forget(slot)));
@@ -113,7 +182,7 @@ export class BatchServers {
     // the ms it takes, while the reply travels.
     if (!recorded) {
       await handle.stop();
-      throw new NoSessionError(`The session of PID ${clientPid} ended while its batch server was starting`);
+      throw stopped.aborted ? abandoned(stopped) : this.endedWhileStarting(clientPid);
     }
     void this.sessions.settled(clientPid).then(() =>
       this.lock.run(async () => {
@@ -123,13 +192,17 @@ export class BatchServers {
     return handle;
   }
 
+  private endedWhileStarting(clientPid: number): NoSessionError {
+    return new NoSessionError(`The session of PID ${clientPid} ended while its batch server was starting`);
+  }
+
   /** Stops the server of `clientPid` if it has one (cancels one starting); resolves once it has exited. */
   async stop(clientPid: number): Promise<void> {
     const slot = this.slots.get(clientPid);
     if (!slot) return;
     this.slots.delete(clientPid);
     if (!slot.handle) {
-      slot.cancelled = true;
+      slot.cancel.abort(this.endedWhileStarting(clientPid));
       return;
     }
     try {

@@ -14,6 +14,9 @@ export const DEFAULT_BATCH_SETTINGS: Readonly<BatchSettings> = {
   total: 64,
   idleTimeoutMs: 10_000,
   spares: 1,
+  /** 0: one per CPU (the launcher loads at most that many server processes at once). */
+  startsAtOnce: 0,
+  startTimeoutMs: 20_000,
 };
 
 /** Each setting's variable, the smallest value it takes, and how a value maps to the setting. */
@@ -22,6 +25,8 @@ const VARIABLES = [
   { name: 'JOULEGATE_BATCH_MAX_SERVERS', key: 'total', min: 1, scale: 1 },
   { name: 'JOULEGATE_BATCH_IDLE_TIMEOUT', key: 'idleTimeoutMs', min: 0.1, scale: 1000 },
   { name: 'JOULEGATE_BATCH_SPARES', key: 'spares', min: 0, scale: 1 },
+  { name: 'JOULEGATE_BATCH_STARTS_AT_ONCE', key: 'startsAtOnce', min: 0, scale: 1 },
+  { name: 'JOULEGATE_BATCH_START_TIMEOUT', key: 'startTimeoutMs', min: 0.1, scale: 1000 },
 ] as const;
 
 /** The settings, defaults overridden by the variables that are set; a bad value throws naming it. */

@@ -17,6 +17,7 @@ import {
 import { type DecodedMessage, type MessageHeader, MessageType, type WireValue } from '../ipc/dbus/wire.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { CallerRegistry } from './caller-identity.js';
+import { ConnectionDepartures } from './connection-watch.js';
 import { dbusErrorName } from './errors.js';
 import { bodyTooLarge, checkArgumentCaps, LIMITS, maxBodyBytes } from './limits.js';
 import type { MethodTable } from './methods.js';
@@ -99,6 +100,7 @@ export class Dispatcher {
   private readonly ready: Promise<unknown>;
   /** Per sender: its last call queued, until it is answered (see enqueue). */
   private readonly queues = new Map<string, Promise<void>>();
+  private readonly departures: ConnectionDepartures;
 
   /**
    * `until`: calls that arrive before it settles wait for it (the daemon takes its bus name
@@ -110,6 +112,9 @@ export class Dispatcher {
     until: Promise<unknown> = Promise.resolve(),
   ) {
     this.callers = new CallerRegistry((member, name) => conn.busQuery(member, name));
+    this.departures = new ConnectionDepartures(
+      async (name) => (await conn.busQuery('NameHasOwner', name)) === true,
+    );
     conn.screenMessages((header) => this.screen(header));
     conn.onMethodCall((msg) => this.enqueue(msg));
     conn.onSignal((msg) => this.onSignal(msg));
@@ -147,7 +152,10 @@ export class Dispatcher {
     // A unique name gaining its owner is a new connection (announced before any of its
     // messages reach us); losing it, a connection that left. The bus never reuses one.
     if (oldOwner === '' && newOwner === name) this.callers.connected(name);
-    else if (newOwner === '') this.callers.forget(name);
+    else if (newOwner === '') {
+      this.callers.forget(name);
+      this.departures.left(name);
+    }
   }
 
   /**
@@ -243,7 +251,9 @@ export class Dispatcher {
       return;
     }
     const caller = await this.callers.callerOf(msg.sender);
-    const result = await this.service.handlers[method](caller, args);
+    const sender = msg.sender;
+    const context = { watchConnection: () => this.departures.watch(sender) };
+    const result = await this.service.handlers[method](caller, args, context);
     this.conn.reply(msg, outSignature(method), result);
   }
 

@@ -7,6 +7,7 @@ import { describe, type SignalInfo } from '../platform/signal-info.js';
 import type { AccessLists } from './access/index.js';
 import type { BatchRequestEntry } from './batch-port.js';
 import type { Caller, CallerAccess } from './caller-access.js';
+import type { CallContext } from './connection-watch.js';
 import { checkAllowed, checkRequest, type UsageLog } from './requests.js';
 import type { AllowedNames, SessionManager } from './session-manager.js';
 import { shown } from './text.js';
@@ -21,6 +22,7 @@ const WRITE_AS_GIVEN = { force: true } as const;
 export type MethodHandler<M extends MethodName> = (
   caller: Caller,
   args: MethodArgs<M>,
+  call?: CallContext,
 ) => Promise<MethodResult<M>>;
 
 export type MethodTable = { [M in MethodName]: MethodHandler<M> };
@@ -140,10 +142,11 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
       return [];
     },
 
-    PlatformStartBatch: async (caller, [signalConfig, controlConfig]) => {
+    PlatformStartBatch: async (caller, [signalConfig, controlConfig], call) => {
       const signals = toEntries(signalConfig);
       const controls = toEntries(controlConfig);
-      const handle = await sessions.startBatch(caller, signals, controls, (allowed) => {
+      const watch = call?.watchConnection();
+      const check = (allowed: AllowedNames) => {
         if (signals.length === 0 && controls.length === 0) {
           throw new InvalidArgumentError(
             'Requested a batch server, but no signals or controls were specified',
@@ -154,7 +157,10 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
         checkAllowed('controls', namesOf(controls), allowed.controls, caller.pid);
         for (const s of signals) checkRequest(pio, 'signal', s.name, s.domain, s.idx);
         for (const c of controls) checkRequest(pio, 'control', c.name, c.domain, c.idx);
-      });
+      };
+      const handle = await sessions
+        .startBatch(caller, signals, controls, check, watch?.gone)
+        .finally(() => watch?.release());
       usage.addSignals(signals.map((s) => s.name));
       usage.addControls(controls.map((c) => c.name));
       return [[handle.serverPid, handle.serverKey]];

@@ -69,6 +69,18 @@ export class ProfileRegistry {
     this.forget(pid, name);
   }
 
+  /** Region names kept now, of all profiles (each counted once per profile). */
+  get keptNames(): number {
+    let n = 0;
+    for (const entry of this.reported.values()) n += entry.regions.size;
+    return n;
+  }
+
+  /** Bytes of region and profile names kept now, charged to `uid`, or to all users. */
+  keptBytes(uid?: number): number {
+    return uid === undefined ? this.bytesTotal : (this.bytesByUser.get(uid) ?? 0);
+  }
+
   private checkRoom(name: string, uid: number, regions: number, bytes: number): void {
     const pop = 'an administrator collects them with PlatformPopProfileRegionNames';
     if (regions > LIMITS.regionsPerProfile) {

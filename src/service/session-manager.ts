@@ -1,9 +1,10 @@
-import { errorMessage, InvalidArgumentError, PermissionError } from '../platform/errors.js';
+import { errorMessage, InvalidArgumentError, JoulegateError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { isRunning, isSameProcess, processIdentity } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
+import { DEFAULT_BATCH_SETTINGS } from './batch-settings.js';
 import { type Caller, isCallerProcessAlive } from './caller-access.js';
 import { NoSessionError } from './errors.js';
 import { LIMITS } from './limits.js';
@@ -14,6 +15,14 @@ import { belongsTo, newSessionRecord, recoverSessions } from './session-records.
 import { identityOf, type SessionRecord, SessionStore } from './sessions.js';
 import { shown } from './text.js';
 import { WriteMode } from './write-mode.js';
+
+/** Rejects with the signal's reason once it aborts (never settles otherwise). */
+function rejectedOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
 
 /** Sessions checked by the liveness poll between two turns of the event loop. */
 const POLL_BATCH = 32;
@@ -169,14 +178,22 @@ export class SessionManager {
     );
   }
 
-  /** PlatformStartBatch: checks the request, enters write mode if it has controls, starts the server. */
+  /**
+   * PlatformStartBatch: checks the request, enters write mode if it has controls, starts the
+   * server once its turn comes. Answers by the start deadline at the latest, and earlier if the
+   * caller's connection leaves (`callerGone`): a start given up so ends its server (once up).
+   */
   startBatch(
     caller: Caller,
     signals: BatchRequestEntry[],
     controls: BatchRequestEntry[],
     check: RequestCheck,
+    callerGone?: AbortSignal,
   ): Promise<BatchServerHandle> {
     const writes = controls.length > 0;
+    // The deadline counts from the call's arrival: its wait for the lock is the client's wait too.
+    const deadline = this.startDeadline(caller.pid);
+    const giveUp = callerGone ? AbortSignal.any([callerGone, deadline.signal]) : deadline.signal;
     const reserved = this.withSession(caller, 'PlatformStartBatch', async (rec) => {
       check(this.allowedOf(rec));
       const slot = this.servers.reserve(rec, writes);
@@ -189,7 +206,7 @@ export class SessionManager {
       return slot;
     });
     // The process starts outside the lock: other clients' calls go on meanwhile.
-    return reserved.then(async (slot) => {
+    const started = reserved.then(async (slot) => {
       let replied = () => {};
       const answered = new Promise<void>((resolve) => {
         replied = resolve;
@@ -198,14 +215,34 @@ export class SessionManager {
         const request = { runDir: this.options.runDir, signals, controls };
         // The reply does not wait for the session record that names the server; the server's
         // client does (BatchServers.launch admits it once the record is written).
-        const handle = await this.servers.launch(slot, request, answered);
+        const launched = this.servers.launch(slot, request, giveUp, answered);
+        const handle = await Promise.race([launched, rejectedOnAbort(giveUp)]);
         this.log(`batch server ${handle.serverPid} started for pid ${caller.pid}`);
         return handle;
+      } catch (err) {
+        if (giveUp.aborted)
+          this.log(`batch server start for pid ${caller.pid} given up: ${errorMessage(err)}`);
+        throw err;
       } finally {
         // The dispatcher writes the reply in the microtasks that follow; this runs after them.
         setImmediate(replied);
       }
     });
+    return started.finally(() => clearTimeout(deadline.timer));
+  }
+
+  /** Aborts once a start of `pid` has taken JOULEGATE_BATCH_START_TIMEOUT. */
+  private startDeadline(pid: number): { signal: AbortSignal; timer: NodeJS.Timeout } {
+    const ms = this.options.batch?.limits.startTimeoutMs ?? DEFAULT_BATCH_SETTINGS.startTimeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      controller.abort(
+        new JoulegateError(
+          `the batch server of PID ${pid} could not start within ${ms / 1000} s (JOULEGATE_BATCH_START_TIMEOUT; the node is busy starting others): try again`,
+        ),
+      );
+    }, ms);
+    return { signal: controller.signal, timer };
   }
 
   /** PlatformStopBatch: stops the caller's batch server. */

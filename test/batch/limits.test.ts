@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { run } from '../helpers/cli.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from '../service/harness.js';
+import { batchDaemon, type ServiceHarness, waitFor } from '../service/harness.js';
 import { LineProcess, START_CLIENT, type StartResult } from './line-process.js';
 
 const skip = needsDaemon();
@@ -17,16 +17,6 @@ const skip = needsDaemon();
 const DRIVER = new URL('../fixtures/batch/service-driver.ts', import.meta.url).pathname;
 const alice = whenMet(skip, () => ensureUser('jg-batch-cap-a'));
 const bob = whenMet(skip, () => ensureUser('jg-batch-cap-b'));
-
-async function daemon(env: Record<string, string>): Promise<ServiceHarness> {
-  const h = new ServiceHarness();
-  await h.setup();
-  chmodSync(h.sysroot, 0o755);
-  chmodSync(dirname(h.runDir), 0o711);
-  await h.startDaemon(env);
-  await h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]);
-  return h;
-}
 
 function prefixFor(h: ServiceHarness, user: TestUser): string[] {
   const vars = Object.entries({ ...h.env(), PATH: '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`);
@@ -50,13 +40,13 @@ const sessionOf = (h: ServiceHarness, pid: number) =>
   JSON.parse(readFileSync(join(h.runDir, `session-${pid}.json`), 'utf8')) as { batch_server?: number };
 
 const limited = await whenMet(skip, () =>
-  daemon({
+  batchDaemon({
     JOULEGATE_BATCH_MAX_PER_USER: '2',
     JOULEGATE_BATCH_MAX_SERVERS: '3',
     JOULEGATE_BATCH_IDLE_TIMEOUT: '60',
   }),
 );
-const reaping = await whenMet(skip, () => daemon({ JOULEGATE_BATCH_IDLE_TIMEOUT: '1' }));
+const reaping = await whenMet(skip, () => batchDaemon({ JOULEGATE_BATCH_IDLE_TIMEOUT: '1' }));
 
 test('a start over the per-user or the node-wide limit is refused with InvalidArgument naming it', {
   skip,

@@ -20,8 +20,13 @@ const h = new ServiceHarness();
 await whenMet(skip, () => h.setup());
 chmodSync(h.sysroot, 0o755);
 chmodSync(dirname(h.runDir), 0o711);
+// The daemon's start deadline matches the clients' D-Bus timeout below.
 await whenMet(skip, () =>
-  h.startDaemon({ JOULEGATE_BATCH_MAX_PER_USER: '64', JOULEGATE_BATCH_MAX_SERVERS: '64' }),
+  h.startDaemon({
+    JOULEGATE_BATCH_MAX_PER_USER: '64',
+    JOULEGATE_BATCH_MAX_SERVERS: '64',
+    JOULEGATE_BATCH_START_TIMEOUT: '120',
+  }),
 );
 await whenMet(skip, () => h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]));
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after } from 'node:test';
 import { DAEMON, type RunResult, run } from '../helpers/cli.js';
 import { type PrivateBus, startPrivateBus } from '../helpers/dbus.js';
@@ -226,6 +226,20 @@ export class ServiceHarness {
       },
     };
   }
+}
+
+/**
+ * A harness whose daemon (started with `env` added) serves batch clients of other users: they
+ * reach its sysroot and run dir, and every user may read TIME.
+ */
+export async function batchDaemon(env: Record<string, string>): Promise<ServiceHarness> {
+  const h = new ServiceHarness();
+  await h.setup();
+  chmodSync(h.sysroot, 0o755);
+  chmodSync(dirname(h.runDir), 0o711);
+  await h.startDaemon(env);
+  await h.client([{ call: 'platformSetGroupAccess', args: ['', ['TIME'], []] }]);
+  return h;
 }
 
 /**

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { LineProcess, START_CLIENT, type StartResult } from '../batch/line-process.js';
+import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
+import { batchDaemon, type ServiceHarness, waitFor } from './harness.js';
+
+// Admission of batch server starts, end to end: joulegated (dist/) on a private bus, start
+// clients as several real users racing. Starts load a process each (no spares) one at a time,
+// so a burst queues: waiting starts hold no place under the limits, users take turns, and a
+// start given up (the caller's connection gone, the start deadline passed) leaves no server.
+const alice = ensureUser('jg-admit-a');
+const bob = ensureUser('jg-admit-b');
+const carol = ensureUser('jg-admit-c');
+
+/**
+ * A daemon whose starts load a process each (no spares), one at a time; its servers wait for
+ * their clients (which never connect here) as long as the test runs.
+ */
+const daemon = (env: Record<string, string>) =>
+  batchDaemon({
+    JOULEGATE_BATCH_SPARES: '0',
+    JOULEGATE_BATCH_STARTS_AT_ONCE: '1',
+    JOULEGATE_BATCH_IDLE_TIMEOUT: '600',
+    ...env,
+  });
+
+/** Start clients of `user`, each with its session open. */
+async function startClients(h: ServiceHarness, user: TestUser, count: number): Promise<LineProcess[]> {
+  const vars = Object.entries({ ...h.env(), PATH: '/usr/bin:/bin', JOULEGATE_DBUS_TIMEOUT_MS: '120000' });
+  const prefix = [...asUser(user), 'env', ...vars.map(([k, v]) => `${k}=${v}`)];
+  const clients = Array.from({ length: count }, () => LineProcess.start(prefix, START_CLIENT));
+  await Promise.all(clients.map((c) => c.next()));
+  return clients;
+}
+
+/** Child processes of the daemon (its batch servers: no spares are kept). */
+function serversOf(h: ServiceHarness): number[] {
+  const daemonPid = h.daemon!.pid!;
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === daemonPid) children.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
+}
+
+/** Client pids in the order their servers started (the daemon logs each start). */
+const startOrder = (h: ServiceHarness) =>
+  [...h.daemonLog.matchAll(/batch server \d+ started for pid (\d+)/g)].map((m) => Number(m[1]));
+
+const queued = await daemon({ JOULEGATE_BATCH_MAX_SERVERS: '4', JOULEGATE_BATCH_START_TIMEOUT: '120' });
+const hurried = await daemon({ JOULEGATE_BATCH_START_TIMEOUT: '0.3' });
+
+test('two users bursting cannot lock out a third: waiting starts hold no place, users take turns', async () => {
+  const bursts = [...(await startClients(queued, alice, 5)), ...(await startClients(queued, bob, 5))];
+  const [late] = await startClients(queued, carol, 1);
+  const all = [...bursts, late!];
+  try {
+    for (const c of bursts) c.send('go');
+    const results = bursts.map((c) => c.next<StartResult>());
+    // Carol asks once the first server of the bursts is up: by then the other nine wait.
+    await Promise.race(results);
+    late!.send('go');
+    const carolResult = await late!.next<StartResult>();
+    const burstResults = await Promise.all(results);
+
+    assert.equal(carolResult.ok, true, `${carolResult.message}\n${queued.daemonLog}`);
+    const order = startOrder(queued);
+    // One start ahead of her per user served before her, at most: alice, bob, then carol.
+    assert.ok(order.indexOf(late!.pid) <= 2, `carol's start was number ${order.indexOf(late!.pid) + 1}`);
+    // The node limit counts running servers: 4 started, every other start refused naming it.
+    assert.equal(order.length, 4, order.join(' '));
+    const refused = burstResults.filter((r) => !r.ok);
+    assert.equal(refused.length, 7);
+    for (const r of refused)
+      assert.match(r.message!, /4 servers run on this node \(limit 4, JOULEGATE_BATCH_MAX_SERVERS\)/);
+    assert.equal(serversOf(queued).length, 4);
+  } finally {
+    await Promise.all(all.map((c) => c.end()));
+  }
+  assert.ok(await waitFor(() => serversOf(queued).length === 0, 20_000), 'servers end with their clients');
+});
+
+test('a client that leaves while its start waits or loads leaves no server behind', async () => {
+  const [holder] = await startClients(queued, alice, 1);
+  const [waiting, loading] = await startClients(queued, bob, 2);
+  try {
+    // The holder's start takes the one turn; the next start waits for it, and leaves.
+    holder!.send('go');
+    waiting!.send('leave');
+    await waiting!.next();
+    assert.equal((await holder!.next<StartResult>()).ok, true);
+    // Alone, a start loads its process at once; its client leaves meanwhile.
+    loading!.send('leave');
+    await loading!.next();
+    for (const c of [waiting!, loading!]) {
+      const givenUp = `batch server start for pid ${c.pid} given up: the caller's connection`;
+      assert.ok(await waitFor(() => queued.daemonLog.includes(givenUp), 30_000), queued.daemonLog);
+    }
+    // Only the holder's server runs; none was left for the clients that went.
+    assert.ok(await waitFor(() => serversOf(queued).length === 1, 30_000), serversOf(queued).join(' '));
+    assert.ok(!startOrder(queued).includes(waiting!.pid) && !startOrder(queued).includes(loading!.pid));
+    const files = readdirSync(queued.runDir).filter((f) => f.startsWith('batch-'));
+    assert.ok(
+      files.every((f) => !f.includes(String(waiting!.pid)) && !f.includes(String(loading!.pid))),
+      files.join(' '),
+    );
+  } finally {
+    await Promise.all([holder!, waiting!, loading!].map((c) => c.end()));
+  }
+  assert.ok(await waitFor(() => serversOf(queued).length === 0, 20_000));
+});
+
+test('no start is answered after its deadline with a server left running', async () => {
+  const clients = await startClients(hurried, alice, 8);
+  try {
+    for (const c of clients) c.send('go');
+    const results = await Promise.all(clients.map((c) => c.next<StartResult>()));
+    const late = results.filter((r) => !r.ok);
+    assert.ok(late.length >= 1, 'eight starts one at a time take longer than 0.3 s');
+    for (const r of late)
+      assert.match(r.message!, /could not start within 0\.3 s \(JOULEGATE_BATCH_START_TIMEOUT/);
+    // Every server left running was answered to its client; the others' servers end.
+    const answered = results.filter((r) => r.ok).map((r) => r.serverPid!);
+    assert.ok(
+      await waitFor(() => serversOf(hurried).sort().join() === [...answered].sort().join(), 30_000),
+      `running ${serversOf(hurried).join(' ')}, answered ${answered.join(' ')}`,
+    );
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+});
+
+test('both daemons stop cleanly on SIGTERM', async () => {
+  for (const h of [queued, hurried]) assert.equal(await h.stopDaemon(), 0, h.daemonLog);
+});
