@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { after, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openConsumer } from '../../src/attribution/consumers.js';
@@ -9,6 +10,7 @@ import { kernelClockTicks } from '../../src/attribution/kernel-files.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { Sysroot } from '../../src/platform/sysroot.js';
 import { loadTopology } from '../../src/platform/topology.js';
+import { waitFor } from '../service/harness.js';
 
 // Real processes on this machine, read through the consumer readers at sysroot "/". Only the
 // energy is synthetic (a fixed ΔE per package and interval): CI machines have no readable RAPL.
@@ -30,7 +32,13 @@ it('a busy process and a sleeping one side by side: the busy one gets ≥ 90 % o
   // without /proc/<pid>/task/<tid>/children, by scanning parent pids).
   const busyPid = start('sh', ['-c', 'sh -c "while :; do :; done" & wait']);
   const sleepingPid = start('sleep', ['60']);
-  await sleep(200);
+  // Both have exec'd, and the loop runs in its own child, before their CPU time is sampled.
+  const comm = (pid: number) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  const children = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+  assert.ok(
+    await waitFor(() => comm(sleepingPid) === 'sleep' && children(busyPid) !== '', 30_000),
+    'the busy loop and the sleeper did not start',
+  );
   const root = new Sysroot('/');
   const topology = loadTopology(root);
   const numCpu = topology.numDomain(DomainType.Cpu);

@@ -36,7 +36,14 @@ const KNOB_C3 = { name: 'FILECTL::KNOB_C', domain: DomainType.Cpu, idx: 3 };
 let alice: TestUser;
 let mallory: TestUser;
 const logs: string[] = [];
-const launcher = new BatchServerLauncher({ log: (line) => logs.push(line), clientCheckMs: 250 });
+// In tests a server loads under tsx, at nice 10 (LOADING_NICE): on a busy machine that takes far
+// longer than the daemon's 30 s, so the start-up wait is generous here.
+const START_TIMEOUT_MS = 180_000;
+const launcher = new BatchServerLauncher({
+  log: (line) => logs.push(line),
+  clientCheckMs: 250,
+  startTimeoutMs: START_TIMEOUT_MS,
+});
 
 /** A run dir like /run/geopm: root-owned, 0711 (others may reach a file only by its name). */
 function runDir(): string {
@@ -275,7 +282,7 @@ describe('batch server with a client of another uid', { skip }, () => {
     const launcherUrl = new URL('../../dist/service/batch-launcher.js', import.meta.url).href;
     const script = `
       const { BatchServerLauncher } = await import(${JSON.stringify(launcherUrl)});
-      const server = await new BatchServerLauncher({ log: () => {} }).start({
+      const server = await new BatchServerLauncher({ log: () => {}, startTimeoutMs: START_TIMEOUT_MS }).start({
         runDir: ${JSON.stringify(dir)}, clientPid: ${client.pid}, clientUid: ${alice.uid},
         clientGid: ${alice.gid}, signals: [{ name: 'TIME', domain: 0, idx: 0 }], controls: [],
       });

@@ -11,6 +11,7 @@ import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { daemonWithRootOnlyRapl } from '../helpers/root-only-rapl.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser } from '../helpers/users.js';
+import { waitFor } from '../service/harness.js';
 
 const skip = needsDaemon();
 
@@ -44,7 +45,10 @@ test('monitor --attribute as an unprivileged user: energy through the daemon, sh
   const env: Record<string, string> = { ...h.env(), PATH: '/usr/bin:/bin' };
   delete env.JOULEGATE_SYSROOT;
   // setpriv's own pid is the sleeper's until it execs: wait for `sleep` to be the user's process.
-  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(
+    await waitFor(() => readFileSync(`/proc/${sleeper.pid}/comm`, 'utf8') === 'sleep\n', 30_000),
+    'setpriv did not exec sleep',
+  );
   const r = await run(
     process.execPath,
     [

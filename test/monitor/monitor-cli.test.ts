@@ -8,6 +8,7 @@ import { CLI, run, runCli } from '../helpers/cli.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { needsAdmin } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
+import { waitFor } from '../service/harness.js';
 
 const admin = needsAdmin();
 
@@ -219,14 +220,11 @@ describe('exit status and interrupts', () => {
       stderr += d;
     });
     // Interrupt once the app runs (sleep shows up as the monitor's child).
-    const started = Date.now();
-    while (Date.now() - started < 20_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      try {
-        const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
-        if (kids && readFileSync(`/proc/${kids.split(' ')[0]}/comm`, 'utf8').startsWith('sleep')) break;
-      } catch {}
-    }
+    const appRuns = () => {
+      const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+      return kids !== '' && readFileSync(`/proc/${kids.split(' ')[0]}/comm`, 'utf8').startsWith('sleep');
+    };
+    assert.ok(await waitFor(appRuns, 30_000), `the app did not start: ${stderr}`);
     child.kill('SIGINT');
     const code = await new Promise<number | null>((r) => child.on('close', r));
     assert.equal(code, 130, stderr);

@@ -13,6 +13,7 @@ import { Sysroot } from '../../src/platform/sysroot.js';
 import { type SignalDef, TableBackend } from '../../src/platform/table-backend.js';
 import { loadTopology } from '../../src/platform/topology.js';
 import { FIXTURES } from '../helpers/tmp.js';
+import { waitFor } from '../service/harness.js';
 
 /** A scripted backend: per-package energy that a test sets, a GPU power, a mislabeled signal. */
 class ScriptedBackend extends TableBackend<number> {
@@ -183,7 +184,8 @@ describe('sampler', () => {
     };
     const loop = new SamplingLoop(new Sampler(pio, series), data, 20);
     await loop.start();
-    await new Promise((r) => setTimeout(r, 150));
+    // The start sample and two ticks, however long a busy machine takes to run them.
+    assert.ok(await waitFor(() => data.times.length >= 3, 30_000, 10), 'the loop did not tick');
     await loop.stop();
     // start + at least one tick + final; the count is not asserted tightly (shared machine)
     assert.ok(data.times.length >= 3, `${data.times.length} samples`);

@@ -25,6 +25,18 @@ function daemonRssMb(): number {
   return Number(/^VmRSS:\s*(\d+) kB/m.exec(status)![1]) / 1024;
 }
 
+/**
+ * CPU time the daemon has used, in ms (utime + stime of /proc/<pid>/stat, 100 ticks a second).
+ * What a request costs the daemon in CPU bounds how long its one event loop keeps other clients
+ * waiting, and unlike their wall-clock wait it does not grow with the machine's load.
+ */
+function daemonCpuMs(): number {
+  const stat = readFileSync(`/proc/${h.daemon!.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const INVALID = ERROR_NAMES.InvalidArgument;
 
 /** Runs `rounds` StartProfile/StopProfile pairs of `count` unique names of `bytes` each. */
@@ -123,14 +135,13 @@ test('one call carries at most the capped number of names, each of capped length
   assert.match(tooLongRegion!.message!, /a string of 1025 bytes, over the cap of 1024 bytes/);
 });
 
-test('a 30 MiB body with the wrong signature is refused unread: other clients barely wait', {
+test('a 30 MiB body with the wrong signature is refused unread: the daemon spends little on it', {
   skip,
 }, async () => {
   const rssBefore = daemonRssMb();
-  const pinger = h.client([{ pingFor: 4000 }]);
+  const cpuBefore = daemonCpuMs();
   const [big] = await h.client(
     [
-      { sleep: 1000 },
       // PlatformReadSignal takes (sii); this is one 30 MiB string.
       {
         raw: { member: 'PlatformReadSignal', signature: 's', body: [{ $repeat: ['x', 30 * 2 ** 20] }] },
@@ -139,17 +150,17 @@ test('a 30 MiB body with the wrong signature is refused unread: other clients ba
     ],
     { user },
   );
-  const [pings] = await pinger;
-  const { count, maxMs, p50Ms } = pings!.value as { count: number; maxMs: number; p50Ms: number };
+  const cpuMs = daemonCpuMs() - cpuBefore;
   const rssAfter = daemonRssMb();
   console.log(
     `30 MiB wrong-signature body: refused in ${big!.ms!.toFixed(0)} ms (client send included); ` +
-      `${count} pings meanwhile, p50 ${p50Ms.toFixed(2)} ms, max ${maxMs.toFixed(1)} ms; ` +
-      `daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
+      `daemon CPU ${cpuMs} ms; daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
   );
   assert.equal(big!.name, INVALID);
   assert.match(big!.message!, /PlatformReadSignal expects signature 'sii', got 's'/);
-  assert.ok(maxMs < 500, `a Ping waited ${maxMs.toFixed(0)} ms`);
+  // About 10 ms on the 2-core VM; copying the body into one buffer and decoding it as a string
+  // alone takes about 180 ms of CPU there.
+  assert.ok(cpuMs < 90, `the daemon spent ${cpuMs} ms of CPU on it`);
   assert.ok(rssAfter - rssBefore < 40, `RSS grew ${(rssAfter - rssBefore).toFixed(1)} MB`);
 });
 
