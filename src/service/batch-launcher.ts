@@ -35,9 +35,11 @@ export interface LauncherOptions {
 const SERVER_NODE_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
 
 /**
- * Nice value of a server while it loads: a storm of starts then takes spare CPU, not the daemon's
- * (whose other clients must not wait). A server handed to a client is set back to 0. Only a
- * root daemon can set it back, so only a root daemon lowers it.
+ * Nice value of a spare while it loads ahead of any request: spares then take spare CPU, not the
+ * daemon's (whose other clients must not wait). A server a client waits for runs at 0: a spare
+ * is set back the moment a client claims it, loaded or not, and a server started for a waiting
+ * client is never lowered (at nice 10 on a node whose cores are all busy it could take minutes
+ * to load). Only a root daemon can set it back, so only a root daemon lowers it.
  */
 const LOADING_NICE = process.getuid?.() === 0 ? 10 : 0;
 
@@ -48,6 +50,13 @@ function renice(pid: number, nice: number): void {
   } catch {
     // the process is gone; its end is reported elsewhere
   }
+}
+
+/** A server loading (or loaded) ahead of requests; `claimed` once a client waits for it. */
+interface Spare {
+  loaded: Promise<ServerProcess>;
+  process?: ServerProcess;
+  claimed: boolean;
 }
 
 let command: string[] | undefined;
@@ -79,12 +88,12 @@ class ServerProcess {
   private wake?: () => void;
   private endedHow?: string;
 
-  constructor(log: (line: string) => void, referenced: boolean) {
+  constructor(log: (line: string) => void, referenced: boolean, nice: number) {
     // The daemon's TIME origin: D-Bus and batch reads of TIME share one clock.
     const env = { ...process.env, [TIME_ORIGIN_ENV]: String(timeOriginNs()) };
     this.child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...serverCommand()], { stdio: 'pipe', env });
     // Right after exec, before Node starts its threads (they inherit it).
-    if (LOADING_NICE !== 0 && this.child.pid !== undefined) renice(this.child.pid, LOADING_NICE);
+    if (nice !== 0 && this.child.pid !== undefined) renice(this.child.pid, nice);
     this.ended = new Promise((resolve) => {
       const end = (how: string) => {
         if (this.endedHow !== undefined) return;
@@ -189,7 +198,7 @@ export class BatchServerLauncher implements BatchLauncher {
   private readonly idleTimeoutMs: number;
   private readonly spareCount: number;
   private readonly maxLoading: number;
-  private readonly spares: Promise<ServerProcess>[] = [];
+  private readonly spares: Spare[] = [];
   /** Set when a spare failed to load: no more spares until a server loads again. */
   private sparesFailing = false;
   private loading = 0;
@@ -257,8 +266,10 @@ export class BatchServerLauncher implements BatchLauncher {
   private async take(): Promise<ServerProcess> {
     const spare = this.spares.shift();
     if (spare) {
+      spare.claimed = true;
+      if (spare.process && LOADING_NICE !== 0) renice(spare.process.pid, 0);
       try {
-        const server = await spare;
+        const server = await spare.loaded;
         if (server.running) {
           server.setReferenced(true);
           return server;
@@ -273,9 +284,10 @@ export class BatchServerLauncher implements BatchLauncher {
   /** Keeps `spares` servers loading or loaded ahead of requests. */
   private refill(): void {
     while (!this.sparesFailing && this.spares.length < this.spareCount) {
-      const spare = this.spawnLoaded(false);
+      const spare: Spare = { claimed: false } as Spare;
+      spare.loaded = this.spawnLoaded(false, spare);
       this.spares.push(spare);
-      spare.then(
+      spare.loaded.then(
         (server) => {
           void server.ended.then((how) => {
             const i = this.spares.indexOf(spare);
@@ -295,10 +307,11 @@ export class BatchServerLauncher implements BatchLauncher {
   }
 
   /** A new server process, once its backends are loaded (it then waits for a request). */
-  private async spawnLoaded(referenced: boolean): Promise<ServerProcess> {
+  private async spawnLoaded(referenced: boolean, spare?: Spare): Promise<ServerProcess> {
     while (this.loading >= this.maxLoading) await new Promise<void>((r) => this.loadQueue.push(r));
     this.loading++;
-    const server = new ServerProcess(this.log, referenced);
+    const server = new ServerProcess(this.log, referenced, spare && !spare.claimed ? LOADING_NICE : 0);
+    if (spare) spare.process = server;
     try {
       const report = await server.nextReport('load its backends', this.startTimeoutMs);
       if ('error' in report) throw new JoulegateError(`batch server could not start: ${report.error}`);

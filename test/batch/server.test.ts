@@ -282,7 +282,7 @@ describe('batch server with a client of another uid', { skip }, () => {
     const launcherUrl = new URL('../../dist/service/batch-launcher.js', import.meta.url).href;
     const script = `
       const { BatchServerLauncher } = await import(${JSON.stringify(launcherUrl)});
-      const server = await new BatchServerLauncher({ log: () => {}, startTimeoutMs: START_TIMEOUT_MS }).start({
+      const server = await new BatchServerLauncher({ log: () => {}, startTimeoutMs: ${START_TIMEOUT_MS} }).start({
         runDir: ${JSON.stringify(dir)}, clientPid: ${client.pid}, clientUid: ${alice.uid},
         clientGid: ${alice.gid}, signals: [{ name: 'TIME', domain: 0, idx: 0 }], controls: [],
       });
