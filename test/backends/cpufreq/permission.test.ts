@@ -12,8 +12,8 @@ const skip = needsTestUsers();
 // Real permissions, real unprivileged user: policy3's scaling_max_freq is made root-only (as
 // cpuinfo_cur_freq is on real kernels) and every policy file is root-owned 0644, so the user
 // can read the others but write none.
-const LOAD = new URL('../../dist/backends/load.js', import.meta.url).pathname;
-const DOMAINS = new URL('../../dist/platform/domains.js', import.meta.url).pathname;
+const LOAD = new URL('../../../dist/backends/load.js', import.meta.url).pathname;
+const DOMAINS = new URL('../../../dist/platform/domains.js', import.meta.url).pathname;
 
 test('CPUFREQ says which files a user cannot read or write, and never reads them as 0', {
   skip,

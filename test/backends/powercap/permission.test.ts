@@ -43,7 +43,7 @@ test('an unreadable energy_uj is explained in --info and as the reason a read fa
 
 test('diagnostics list the unreadable counters with the reason', { skip }, async () => {
   const root = rootOnlyFixture();
-  const load = new URL('../../dist/backends/load.js', import.meta.url).pathname;
+  const load = new URL('../../../dist/backends/load.js', import.meta.url).pathname;
   const script = `import { loadPlatform } from '${load}';
 const pio = await loadPlatform({ include: (n) => n === 'POWERCAP' });
 console.log(JSON.stringify(pio.diagnostics()));`;
