@@ -1,11 +1,11 @@
-import { closeSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, resolve } from 'node:path';
 import { reportStem } from '../monitor/model/report-facts.js';
 import type { Report } from '../monitor/model/report-model.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { fullCollection } from '../platform/heap.js';
-import { checkOutputDir, createUnique, writeUnique } from './files.js';
+import { checkOutputDir, writeUnique } from './files.js';
 import { jsonChunks, reportFromJson } from './json.js';
 
 /** Output formats: file extension and renderer; heavy renderers are imported on first use. */
@@ -23,10 +23,8 @@ export const OUTPUT_FORMATS = [...Object.keys(WRITERS), 'hdf5'];
 export async function writeFormat(report: Report, format: string, dir: string): Promise<string> {
   const stem = reportStem(report);
   if (format === 'hdf5') {
-    const { fd, path } = createUnique(dir, stem, 'hdf5');
-    closeSync(fd);
-    (await import('./hdf5.js')).writeHdf5(report, path);
-    return path;
+    const { writeHdf5 } = await import('./hdf5.js');
+    return writeUnique(dir, stem, 'hdf5', (fd) => writeHdf5(report, fd));
   }
   const w = WRITERS[format];
   if (!w) throw new JoulegateError(`unknown format ${format} (expected one of ${OUTPUT_FORMATS.join(', ')})`);

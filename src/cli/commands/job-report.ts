@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../platform/errors.js';
+import { writeAll, writeWhole } from '../../platform/whole-file.js';
 import { addConfigOptions, configFromOptions, optionsWithGlobals } from '../config-options.js';
 
 interface JobReportOptions {
@@ -150,7 +151,8 @@ export function register(program: Command): void {
       const text = formats
         .map((f) => report.renderJobReport(result, f as 'text' | 'json' | 'csv'))
         .join('\n');
-      if (opts.output !== undefined) writeFileSync(opts.output, text);
+      if (opts.output !== undefined)
+        writeWhole({ path: opts.output }, (fd) => writeAll(fd, Buffer.from(text)));
       else process.stdout.write(text);
     };
     if (opts.reports !== undefined) {
