@@ -11,6 +11,7 @@ const BENCHES = [
   'monitor-memory',
   'monitor-formats',
   'exporter',
+  'export-fuzz',
 ];
 let failed = 0;
 for (const name of BENCHES) {
