@@ -65,7 +65,8 @@ function workerScript(): { script: string | URL; eval: boolean } {
 }
 
 /** `path: what is wrong`, unless the line names the file already. */
-const naming = (path: string, line: string) => (line.includes(path) ? line : `${shortValue(path)}: ${line}`);
+const naming = (path: string, line: string) =>
+  line.includes(shortValue(path)) ? line : `${shortValue(path)}: ${line}`;
 
 /**
  * Reads report files one at a time, each within bounds derived from its size, in a worker
