@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { renderText } from '../../src/report/text.js';
 import { runCli } from '../helpers/cli.js';
-import { onlyFile } from '../helpers/hdf5-reports.js';
+import { FIXTURES_PERUN_MAKE, onlyFile, python } from '../helpers/hdf5-reports.js';
 import { mutate, NATIVE_TEXT } from '../helpers/mutations.js';
 import { seededRandom } from '../helpers/random.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -37,14 +37,18 @@ const reader = new ReportReader();
 after(() => reader.close());
 
 /** Reads `count` seeded mutations of `original`; every one ends in time, whole or in one line. */
-async function fuzz(original: string, seed: number): Promise<{ read: number; refused: number }> {
+async function fuzz(
+  original: string,
+  seed: number,
+  count = MUTATIONS,
+): Promise<{ read: number; refused: number }> {
   const bytes = readFileSync(original);
   const random = seededRandom(seed);
   const path = join(reports.dir, `damaged${original.slice(original.lastIndexOf('.'))}`);
   const deadline = readLimits(bytes.length).deadlineMs + SLACK_MS;
   let read = 0;
   let refused = 0;
-  for (let n = 0; n < MUTATIONS; n++) {
+  for (let n = 0; n < count; n++) {
     const { kind, bytes: damaged } = mutate(bytes, random);
     writeFileSync(path, damaged);
     const started = performance.now();
@@ -87,6 +91,14 @@ describe('export reads damaged report files within bounds, ending in a report or
   it(`${MUTATIONS} mutations of a real JSON report`, async () => {
     const { refused } = await fuzz(reports.json, 23);
     assert.ok(refused > MUTATIONS / 2, `most damage is noticed: ${refused} refused`);
+  });
+
+  it('100 mutations of a file laid out as perun writes it (h5py)', async () => {
+    const perun = join(reports.dir, 'mnist.hdf5');
+    await python([FIXTURES_PERUN_MAKE, perun], 'perun_hdf5_make.py');
+    assert.equal((await reader.read(perun)).app, 'mnist');
+    const { refused } = await fuzz(perun, 24, 100);
+    assert.ok(refused > 10, `most damage is noticed: ${refused} refused`);
   });
 
   it('a JSON report with a wrong type deep inside, or nested 100 000 deep: one line naming the place', async () => {
