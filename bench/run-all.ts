@@ -13,6 +13,7 @@ const BENCHES = [
   'monitor-memory',
   'monitor-formats',
   'exporter',
+  'export-fuzz',
 ];
 let failed = 0;
 for (const name of BENCHES) {

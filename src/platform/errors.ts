@@ -54,3 +54,19 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** Characters of a value an error line keeps: its head and tail, this many in all. */
+const SHORT_VALUE = 80;
+
+/**
+ * A value from a user or a file (a name, a path, a string read back) as an error line quotes
+ * it: control characters escaped, so the line stays one line, and a long value cut to its head
+ * and tail with its length, so a 100 KB string does not become a 100 KB error.
+ */
+export function shortValue(value: string, max = SHORT_VALUE): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+  const oneLine = (s: string) => (/[\u0000-\u001f\u007f]/.test(s) ? JSON.stringify(s).slice(1, -1) : s);
+  if (value.length <= max) return oneLine(value);
+  const half = Math.floor(max / 2);
+  return `${oneLine(value.slice(0, half))}…${oneLine(value.slice(-half))} (${value.length} characters)`;
+}

@@ -1,64 +1,41 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorMessage, JoulegateError } from '../platform/errors.js';
+import { errorMessage, JoulegateError, shortValue } from '../platform/errors.js';
 import { ioReason, makeDirs } from '../platform/make-dirs.js';
+import { writeAll, writeWhole } from '../platform/whole-file.js';
 
 function makeOutputDir(dir: string): void {
   try {
     makeDirs(dir);
   } catch (err) {
-    throw new JoulegateError(`cannot use output directory ${dir}: ${errorMessage(err)}`);
+    throw new JoulegateError(`cannot use output directory ${shortValue(dir)}: ${errorMessage(err)}`);
   }
 }
 
 /**
- * Creates `<dir>/<stem>.<ext>`, or `<stem>_1.<ext>`, `_2`, … if taken: O_EXCL makes the choice
- * atomic, so monitors running at the same time never overwrite each other's files.
+ * Writes text or bytes to `<dir>/<stem>.<ext>`, or `<stem>_1.<ext>`, `_2`, … if taken, and
+ * returns its path. The file appears whole (platform/whole-file.ts): a renderer that fails
+ * part-way (content is rendered as it is written) leaves nothing, and monitors running at the
+ * same time never overwrite each other's files.
  */
-export function createUnique(dir: string, stem: string, ext: string): { fd: number; path: string } {
-  makeOutputDir(dir);
-  for (let n = 0; n < 10_000; n++) {
-    const path = join(dir, `${stem}${n === 0 ? '' : `_${n}`}.${ext}`);
-    try {
-      return { fd: openSync(path, 'wx', 0o644), path };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new JoulegateError(`cannot create ${path}: ${errorMessage(err)}`);
-      }
-    }
-  }
-  throw new JoulegateError(`no free file name for ${stem}.${ext} in ${dir}`);
-}
-
-/** Writes text or bytes to a new unique file and returns its path. */
 export function writeUnique(
   dir: string,
   stem: string,
   ext: string,
-  content: string | Uint8Array | Iterable<string>,
+  content: string | Uint8Array | Iterable<string> | ((fd: number) => void),
 ): string {
-  const { fd, path } = createUnique(dir, stem, ext);
-  try {
-    if (content instanceof Uint8Array) writeAll(fd, content);
+  makeOutputDir(dir);
+  return writeWhole({ dir, stem, ext }, (fd) => {
+    if (typeof content === 'function') content(fd);
+    else if (content instanceof Uint8Array) writeAll(fd, content);
     else {
       const out = new BufferedText(fd);
       if (typeof content === 'string') out.write(content);
       else for (const chunk of content) out.write(chunk);
       out.flush();
     }
-  } catch (err) {
-    // A renderer that fails part-way (content is rendered as it is written) leaves no half file.
-    closeSync(fd);
-    try {
-      unlinkSync(path);
-    } catch {
-      // gone already: the renderer's error is the one to tell
-    }
-    throw err;
-  }
-  closeSync(fd);
-  return path;
+  });
 }
 
 /** UTF-16 units of a string encoded at a time. */
@@ -106,11 +83,6 @@ class BufferedText {
   }
 }
 
-/** writeSync may write less than it is given (a full disk, a signal): the rest follows. */
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
-}
-
 /**
  * Makes sure reports can be written to `dir` before anything is measured: creates it and
  * creates and removes a file in it. Throws one line naming the directory and the reason.
@@ -122,6 +94,6 @@ export function checkOutputDir(dir: string): void {
     closeSync(openSync(probe, 'wx', 0o600));
     unlinkSync(probe);
   } catch (err) {
-    throw new JoulegateError(`cannot write to output directory ${dir} (${ioReason(err)})`);
+    throw new JoulegateError(`cannot write to output directory ${shortValue(dir)} (${ioReason(err)})`);
   }
 }

@@ -17,7 +17,7 @@ import type {
 import { stat, summarizeRegions } from '../monitor/model/round-stats.js';
 import { reportUnits } from '../monitor/model/units.js';
 import type { Diagnostic } from '../platform/backend.js';
-import { errorMessage, JoulegateError, ParseError } from '../platform/errors.js';
+import { errorMessage, JoulegateError, ParseError, shortValue } from '../platform/errors.js';
 import type { DeviceGroup, EnergyMethod, SeriesKind, SeriesSpec } from '../platform/signal-catalogue.js';
 import {
   GROUP_ENERGY_COLUMN,
@@ -386,11 +386,11 @@ function checkSignature(path: string): void {
       closeSync(fd);
     }
   } catch (err) {
-    throw new JoulegateError(`cannot read ${path}: ${errorMessage(err)}`);
+    throw new JoulegateError(`cannot read ${shortValue(path)}: ${errorMessage(err)}`);
   }
   for (let at = 0; at + SIGNATURE.length <= length; at = at === 0 ? 512 : at * 2)
     if (head.subarray(at, at + SIGNATURE.length).equals(SIGNATURE)) return;
-  throw new ParseError(`${path}: not an HDF5 file`);
+  throw new ParseError(`${shortValue(path)}: not an HDF5 file`);
 }
 
 /**
@@ -418,7 +418,7 @@ export async function readHdf5(path: string, runId?: string): Promise<Report> {
     try {
       file = new h5.File(path, 'r');
     } catch (err) {
-      throw new ParseError(`${path}: not a readable HDF5 file (${hdf5Reason(err)})`);
+      throw new ParseError(`${shortValue(path)}: not a readable HDF5 file (${hdf5Reason(err)})`);
     }
     const reader = new JoulegateTreeReader(h5);
     const perun = await import('./hdf5-perun-read.js');
@@ -428,15 +428,15 @@ export async function readHdf5(path: string, runId?: string): Promise<Report> {
       if (fromPerun) return perun.readPerunTree(reader, file, runId);
       const report = reader.report(file);
       if (runId !== undefined && runId !== report.runId)
-        throw new JoulegateError(`${path} holds run ${report.runId} only, not ${runId}`);
+        throw new JoulegateError(`${shortValue(path)} holds run ${report.runId} only, not ${runId}`);
       return report;
     } catch (err) {
       if (err instanceof TreeError)
         throw new ParseError(
-          `${path}: not a ${fromPerun ? 'perun' : 'joulegate'} HDF5 report: ${err.message}`,
+          `${shortValue(path)}: not a ${fromPerun ? 'perun' : 'joulegate'} HDF5 report: ${err.message}`,
         );
       if (err instanceof JoulegateError) throw err;
-      throw new ParseError(`${path}: damaged HDF5 report (${hdf5Reason(err)})`);
+      throw new ParseError(`${shortValue(path)}: damaged HDF5 report (${hdf5Reason(err)})`);
     } finally {
       try {
         file.close();

@@ -13,7 +13,7 @@ import { seriesUnit } from '../monitor/model/units.js';
 import type { Diagnostic } from '../platform/backend.js';
 import type { DeviceGroup, SeriesSpec } from '../platform/signal-catalogue.js';
 import { float64, type H5Group, type H5Node, int64, rootGroup } from './hdf5-file/tree.js';
-import { writeHdf5File } from './hdf5-file/write-file.js';
+import { writeHdf5To } from './hdf5-file/write-file.js';
 import {
   type Aggregate,
   DEVICE_TYPE,
@@ -318,11 +318,11 @@ function addRound(multi: H5Group, report: Report, round: RoundReport): void {
  * `nodes/`; sensors hold `raw_data/{timesteps,values}`, RUNs `regions/`. Names, enums and
  * attributes are the ones perun's importer accepts (test/fixtures/perun_hdf5_check.py checks
  * them with h5py). The rest of the report is in attributes and tables perun ignores (see
- * hdf5-layout.ts), so hdf5-read.ts rebuilds the whole report from the tree. The file is created
- * by the caller (O_EXCL) and overwritten here.
+ * hdf5-layout.ts), so hdf5-read.ts rebuilds the whole report from the tree. The file is open as
+ * `fd` (a temp file the caller moves into place once it is complete).
  */
-export function writeHdf5(report: Report, path: string): void {
-  writeHdf5File(reportTree(report), path);
+export function writeHdf5(report: Report, fd: number): void {
+  writeHdf5To(fd, reportTree(report));
 }
 
 /** The report as an HDF5 tree (exported for the writer test: the same tree through h5wasm). */

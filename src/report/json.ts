@@ -1,5 +1,5 @@
 import type { Report } from '../monitor/model/report-model.js';
-import { ParseError } from '../platform/errors.js';
+import { ParseError, shortValue } from '../platform/errors.js';
 
 /** Elements of an array of plain values serialised at a time. */
 const SLICE = 256;
@@ -71,7 +71,7 @@ export function reportFromJson(text: string, origin: string): Report {
   try {
     data = JSON.parse(text, (_k, v) => (v === null ? Number.NaN : v));
   } catch (err) {
-    throw new ParseError(`${origin}: not valid JSON (${(err as Error).message})`);
+    throw new ParseError(`${shortValue(origin)}: not valid JSON (${(err as Error).message})`);
   }
   const r = data as Partial<Report>;
   if (
@@ -81,7 +81,9 @@ export function reportFromJson(text: string, origin: string): Report {
     r.version !== 1 ||
     !Array.isArray(r.rounds)
   ) {
-    throw new ParseError(`${origin}: not a joulegate report (expected kind "joulegate-report", version 1)`);
+    throw new ParseError(
+      `${shortValue(origin)}: not a joulegate report (expected kind "joulegate-report", version 1)`,
+    );
   }
   return r as Report;
 }

@@ -1,12 +1,11 @@
-import { closeSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { reportStem } from '../monitor/model/report-facts.js';
 import type { Report } from '../monitor/model/report-model.js';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { fullCollection } from '../platform/heap.js';
-import { checkOutputDir, createUnique, writeUnique } from './files.js';
-import { jsonChunks, reportFromJson } from './json.js';
+import { checkOutputDir, writeUnique } from './files.js';
+import { jsonChunks } from './json.js';
 
 /** Output formats: file extension and renderer; heavy renderers are imported on first use. */
 const WRITERS: Record<string, { ext: string; render: (r: Report) => Promise<string | Iterable<string>> }> = {
@@ -23,10 +22,8 @@ export const OUTPUT_FORMATS = [...Object.keys(WRITERS), 'hdf5'];
 export async function writeFormat(report: Report, format: string, dir: string): Promise<string> {
   const stem = reportStem(report);
   if (format === 'hdf5') {
-    const { fd, path } = createUnique(dir, stem, 'hdf5');
-    closeSync(fd);
-    (await import('./hdf5.js')).writeHdf5(report, path);
-    return path;
+    const { writeHdf5 } = await import('./hdf5.js');
+    return writeUnique(dir, stem, 'hdf5', (fd) => writeHdf5(report, fd));
   }
   const w = WRITERS[format];
   if (!w) throw new JoulegateError(`unknown format ${format} (expected one of ${OUTPUT_FORMATS.join(', ')})`);
@@ -103,21 +100,12 @@ export async function writeReports(
 }
 
 /**
- * Reads a report written as json or hdf5 (chosen by the file's suffix); `runId` picks a run of
- * a perun .hdf5 file, which holds every run of its app.
+ * Reads a report written as json or hdf5 (chosen by the file's suffix), ours or perun's, within
+ * bounds of time and memory (bounded-read.ts): files to export come from anywhere. `runId`
+ * picks a run of a perun .hdf5 file, which holds every run of its app.
  */
 export async function readReport(path: string, runId?: string): Promise<Report> {
-  const ext = extname(path).toLowerCase();
-  if (ext === '.hdf5' || ext === '.h5') return (await import('./hdf5-read.js')).readHdf5(path, runId);
-  if (runId !== undefined) throw new JoulegateError('--id picks a run of a perun .hdf5 file only');
-  if (ext !== '.json') throw new JoulegateError(`${path}: can only import .json or .hdf5 reports`);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new JoulegateError(`cannot read ${path}: ${errorMessage(err)}`);
-  }
-  return reportFromJson(text, path);
+  return (await import('./bounded-read.js')).readReportBounded(path, runId);
 }
 
 export function formatsOf(list: string): string[] {

@@ -80,7 +80,11 @@ describe("export reads perun's .hdf5 (APP → MULTI_RUN → RUN → NODE → DEV
     assert.equal(report.rounds[0]!.metrics.host.groups.cpu!.energy, 50);
     const bad = await runCli(['export', '--id', 'nope', perunFile, 'json']);
     assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, 'Error: no run nope in this perun file (it has 2026-01-01T10:00:00, job42)\n');
+    // The line names the file it read (every reader's failure does).
+    assert.equal(
+      bad.stderr,
+      `Error: ${perunFile}: no run nope in this perun file (it has 2026-01-01T10:00:00, job42)\n`,
+    );
   });
 
   it('writes every joulegate format; its HDF5 is one perun reads again', async () => {

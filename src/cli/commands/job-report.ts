@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import type { Report } from '../../monitor/model/report-model.js';
 import { InvalidArgumentError } from '../../platform/errors.js';
+import { writeAll, writeWhole } from '../../platform/whole-file.js';
 import { addConfigOptions, configFromOptions, optionsWithGlobals } from '../config-options.js';
 
 interface JobReportOptions {
@@ -14,6 +16,17 @@ interface JobReportOptions {
   scrapeInterval?: string;
   format: string;
   output?: string;
+}
+
+/** The first `bytes` of a file as text (a directory may hold reports of any size). */
+function headOf(path: string, bytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(bytes);
+    return head.toString('utf8', 0, readSync(fd, head, 0, bytes, 0));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A time given as Unix seconds or an ISO 8601 date, as Unix seconds. */
@@ -47,7 +60,7 @@ function monitorReports(paths: readonly string[]): string[] {
       .filter((n) => n.endsWith('.json') && !n.endsWith('.bench.json'))
       .sort()) {
       const file = join(path, name);
-      if (/"kind"\s*:\s*"joulegate-report"/.test(readFileSync(file, 'utf8').slice(0, 200))) out.push(file);
+      if (/"kind"\s*:\s*"joulegate-report"/.test(headOf(file, 200))) out.push(file);
     }
   }
   if (out.length === 0)
@@ -150,19 +163,25 @@ export function register(program: Command): void {
       const text = formats
         .map((f) => report.renderJobReport(result, f as 'text' | 'json' | 'csv'))
         .join('\n');
-      if (opts.output !== undefined) writeFileSync(opts.output, text);
+      if (opts.output !== undefined)
+        writeWhole({ path: opts.output }, (fd) => writeAll(fd, Buffer.from(text)));
       else process.stdout.write(text);
     };
     if (opts.reports !== undefined) {
-      const [{ combineReports }, { reportFromJson }] = await Promise.all([
+      const [{ combineReports }, { ReportReader }] = await Promise.all([
         import('../../cluster/job-report/from-reports.js'),
-        import('../../report/json.js'),
+        import('../../report/bounded-read.js'),
       ]);
       const list = opts.nodes ?? (opts.slurmJob !== undefined ? env.SLURM_JOB_NODELIST : undefined);
-      const loaded = monitorReports(opts.reports).map((path) => ({
-        path,
-        report: reportFromJson(readFileSync(path, 'utf8'), path),
-      }));
+      // Reports from other nodes' runs are read as any file from elsewhere: bounded, one line when bad.
+      const reader = new ReportReader();
+      const loaded: { path: string; report: Report }[] = [];
+      try {
+        for (const path of monitorReports(opts.reports))
+          loaded.push({ path, report: await reader.read(path) });
+      } finally {
+        reader.close();
+      }
       write(
         combineReports(
           loaded,

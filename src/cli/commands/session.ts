@@ -107,9 +107,10 @@ async function session(opts: RawOptions): Promise<void> {
   let report: Sink | undefined;
   let trace: Sink | undefined;
   let pio: PlatformIO | undefined;
+  let complete = false;
   try {
     report = openSink(opts.reportOut);
-    trace = openSink(opts.traceOut);
+    trace = openSink(opts.traceOut, true);
     pio = await openPlatform();
     const requestLines = await readRequestLines(process.stdin);
     const stop = stopOnSignals();
@@ -124,10 +125,14 @@ async function session(opts: RawOptions): Promise<void> {
     } finally {
       stop.release();
     }
+    complete = true;
   } finally {
-    trace?.close();
-    report?.close();
-    await pio?.close();
+    try {
+      trace?.close(complete);
+    } finally {
+      report?.close(complete);
+      await pio?.close();
+    }
   }
 }
 

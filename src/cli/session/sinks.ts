@@ -1,13 +1,20 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { errorMessage, JoulegateError } from '../../platform/errors.js';
+import { JoulegateError, shortValue } from '../../platform/errors.js';
+import { ioReason } from '../../platform/make-dirs.js';
+import { PendingFile, writeAll } from '../../platform/whole-file.js';
 import { endsRequests } from './requests.js';
 
-/** An output: stdout or a file written synchronously, so every row is out when written. */
+/**
+ * An output: stdout or a file written synchronously. A trace file is written in place, row by
+ * row, as geopmsession writes it (users follow it while the session runs); a report file is
+ * written under a temp name and moved into place when the session ends well (`close(true)`).
+ * A session that fails leaves neither.
+ */
 export interface Sink {
   write(text: string): void;
-  close(): void;
+  close(complete: boolean): void;
 }
 
 let stdoutClosed = false;
@@ -37,23 +44,20 @@ const stdoutSink: Sink = {
 };
 
 /** `-` is stdout; `/dev/null` (or no path) means the output is off, as in geopmsession. */
-export function openSink(path: string | undefined): Sink | undefined {
+export function openSink(path: string | undefined, live = false): Sink | undefined {
   if (path === undefined || path === '/dev/null') return undefined;
   if (path === '-') {
     guardStdout();
     return stdoutSink;
   }
-  let fd: number;
-  try {
-    fd = openSync(path, 'w', 0o644);
-  } catch (err) {
-    throw new JoulegateError(`cannot open ${path} for writing: ${errorMessage(err)}`);
-  }
+  if (live) return liveSink(path);
+  const file = new PendingFile({ path });
   return {
-    write: (text) => {
-      writeSync(fd, text);
+    write: (text) => writeAll(file.fd, Buffer.from(text)),
+    close: (complete) => {
+      if (complete) file.commit();
+      else file.discard();
     },
-    close: () => closeSync(fd),
   };
 }
 
@@ -74,4 +78,21 @@ export async function readRequestLines(input: Readable): Promise<string[]> {
     input.destroy();
   }
   return lines;
+}
+
+/** A file written in place as rows come; removed when the session fails. */
+function liveSink(path: string): Sink {
+  let fd: number;
+  try {
+    fd = openSync(path, 'w', 0o644);
+  } catch (err) {
+    throw new JoulegateError(`cannot open ${shortValue(path)} for writing: ${ioReason(err)}`);
+  }
+  return {
+    write: (text) => writeAll(fd, Buffer.from(text)),
+    close: (complete) => {
+      closeSync(fd);
+      if (!complete) rmSync(path, { force: true });
+    },
+  };
 }

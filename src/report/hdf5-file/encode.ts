@@ -1,4 +1,4 @@
-import { JoulegateError } from '../../platform/errors.js';
+import { JoulegateError, shortValue } from '../../platform/errors.js';
 import { Bytes, UNDEFINED } from './bytes.js';
 import { lookup3 } from './lookup3.js';
 import { type AttrValue, type DatasetData, isText } from './tree.js';
@@ -204,7 +204,7 @@ export class ObjectHeader {
     const size = this.body.length - this.start;
     if (size > MAX_MESSAGE)
       throw new JoulegateError(
-        `HDF5 object ${this.path}: a message of ${size} bytes is over the ${MAX_MESSAGE} an object header holds`,
+        `HDF5 object ${shortValue(this.path)}: a message of ${size} bytes is over the ${MAX_MESSAGE} an object header holds`,
       );
     this.body.setU16(this.sizeAt, size);
     this.sizeAt = -1;

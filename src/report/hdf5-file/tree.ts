@@ -1,4 +1,4 @@
-import { JoulegateError } from '../../platform/errors.js';
+import { JoulegateError, shortValue } from '../../platform/errors.js';
 
 /*
  * The in-memory HDF5 tree that write-file.ts serialises: groups, 1-D datasets and attributes,
@@ -44,7 +44,9 @@ export function int64(value: number | bigint): AttrValue {
 /** HDF5 names a member by its link: no '/', not empty, not '.' (libhdf5 refuses those). */
 function checkName(name: string, what: string, where: string): void {
   if (name === '' || name === '.' || name.includes('/') || name.includes('\0'))
-    throw new JoulegateError(`HDF5 ${what} name ${JSON.stringify(name)} under ${where} is not a valid name`);
+    throw new JoulegateError(
+      `HDF5 ${what} name "${shortValue(name)}" under ${shortValue(where)} is not a valid name`,
+    );
 }
 
 abstract class H5Object {
@@ -54,9 +56,9 @@ abstract class H5Object {
   setAttr(name: string, value: AttrValue): void {
     checkName(name, 'attribute', this.path);
     if (this.attributes.has(name))
-      throw new JoulegateError(`HDF5 attribute ${name} of ${this.path} is set twice`);
+      throw new JoulegateError(`HDF5 attribute ${shortValue(name)} of ${shortValue(this.path)} is set twice`);
     if (this.attributes.size === MAX_ATTRIBUTES)
-      throw new JoulegateError(`HDF5 object ${this.path}: over ${MAX_ATTRIBUTES} attributes`);
+      throw new JoulegateError(`HDF5 object ${shortValue(this.path)}: over ${MAX_ATTRIBUTES} attributes`);
     this.attributes.set(name, value);
   }
 }
@@ -98,7 +100,7 @@ export class H5Group extends H5Object {
   private add<T extends H5Group | H5Dataset>(name: string, make: (path: string) => T): T {
     checkName(name, 'member', this.path);
     if (this.members.has(name))
-      throw new JoulegateError(`HDF5 member ${name} of ${this.path} is added twice`);
+      throw new JoulegateError(`HDF5 member ${shortValue(name)} of ${shortValue(this.path)} is added twice`);
     const member = make(this.path === '/' ? `/${name}` : `${this.path}/${name}`);
     this.members.set(name, member);
     return member;

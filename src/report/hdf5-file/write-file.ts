@@ -1,5 +1,5 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
+import { writeAll, writeWhole } from '../../platform/whole-file.js';
 import { Bytes } from './bytes.js';
 import {
   attribute,
@@ -144,12 +144,13 @@ function dataBytes(data: H5Dataset['data'], elements: readonly HeapRef[], heap: 
   return out.from();
 }
 
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+/** Writes the tree under `root` to `path`, replacing it only once the file is complete. */
+export function writeHdf5File(root: H5Group, path: string): void {
+  writeWhole({ path }, (fd) => writeHdf5To(fd, root));
 }
 
-/** Writes the tree under `root` to `path` (created or truncated). */
-export function writeHdf5File(root: H5Group, path: string): void {
+/** Writes the tree under `root` to the file open as `fd`, from its start. */
+export function writeHdf5To(fd: number, root: H5Group): void {
   const heap = new GlobalHeap();
   const placed = place(root, heap);
   const byNode = new Map(placed.map((p) => [p.node, p]));
@@ -179,22 +180,17 @@ export function writeHdf5File(root: H5Group, path: string): void {
     p.data = end;
     end += p.dataSize;
   }
-  const fd = openSync(path, 'w');
-  try {
-    writeAll(fd, superblock(end, placed[0]!.header));
-    headers.reset();
-    for (const p of placed) {
-      writeHeader(p);
-      if (headers.length >= FLUSH_AT) {
-        writeAll(fd, headers.from());
-        headers.reset();
-      }
+  writeAll(fd, superblock(end, placed[0]!.header));
+  headers.reset();
+  for (const p of placed) {
+    writeHeader(p);
+    if (headers.length >= FLUSH_AT) {
+      writeAll(fd, headers.from());
+      headers.reset();
     }
-    writeAll(fd, headers.from());
-    for (const objects of heap.collections) writeAll(fd, collection(objects));
-    for (const { node, elements = [], dataSize } of placed)
-      if (node instanceof H5Dataset && dataSize > 0) writeAll(fd, dataBytes(node.data, elements, heap));
-  } finally {
-    closeSync(fd);
   }
+  writeAll(fd, headers.from());
+  for (const objects of heap.collections) writeAll(fd, collection(objects));
+  for (const { node, elements = [], dataSize } of placed)
+    if (node instanceof H5Dataset && dataSize > 0) writeAll(fd, dataBytes(node.data, elements, heap));
 }
