@@ -8,6 +8,7 @@ import { runCli } from '../helpers/cli.js';
 import { FIXTURES_PERUN_MAKE, onlyFile, python } from '../helpers/hdf5-reports.js';
 import { mutate, NATIVE_TEXT } from '../helpers/mutations.js';
 import { seededRandom } from '../helpers/random.js';
+import { needsH5py } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // The built reader: its worker runs dist/report/read-worker.js as the CLI does. (From source,
@@ -93,7 +94,7 @@ describe('export reads damaged report files within bounds, ending in a report or
     assert.ok(refused > MUTATIONS / 2, `most damage is noticed: ${refused} refused`);
   });
 
-  it('100 mutations of a file laid out as perun writes it (h5py)', async () => {
+  it('100 mutations of a file laid out as perun writes it (h5py)', { skip: needsH5py() }, async () => {
     const perun = join(reports.dir, 'mnist.hdf5');
     await python([FIXTURES_PERUN_MAKE, perun], 'perun_hdf5_make.py');
     assert.equal((await reader.read(perun)).app, 'mnist');

@@ -2,16 +2,19 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { LineProcess, START_CLIENT, type StartResult } from '../batch/line-process.js';
+import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
 import { batchDaemon, type ServiceHarness, waitFor } from './harness.js';
+
+const skip = needsDaemon();
 
 // Admission of batch server starts, end to end: joulegated (dist/) on a private bus, start
 // clients as several real users racing. Starts load a process each (no spares) one at a time,
 // so a burst queues: waiting starts hold no place under the limits, users take turns, and a
 // start given up (the caller's connection gone, the start deadline passed) leaves no server.
-const alice = ensureUser('jg-admit-a');
-const bob = ensureUser('jg-admit-b');
-const carol = ensureUser('jg-admit-c');
+const alice = whenMet(skip, () => ensureUser('jg-admit-a'));
+const bob = whenMet(skip, () => ensureUser('jg-admit-b'));
+const carol = whenMet(skip, () => ensureUser('jg-admit-c'));
 
 /**
  * A daemon whose starts load a process each (no spares), one at a time; its servers wait for
@@ -55,10 +58,14 @@ function serversOf(h: ServiceHarness): number[] {
 const startOrder = (h: ServiceHarness) =>
   [...h.daemonLog.matchAll(/batch server \d+ started for pid (\d+)/g)].map((m) => Number(m[1]));
 
-const queued = await daemon({ JOULEGATE_BATCH_MAX_SERVERS: '4', JOULEGATE_BATCH_START_TIMEOUT: '120' });
-const hurried = await daemon({ JOULEGATE_BATCH_START_TIMEOUT: '0.3' });
+const queued = await whenMet(skip, () =>
+  daemon({ JOULEGATE_BATCH_MAX_SERVERS: '4', JOULEGATE_BATCH_START_TIMEOUT: '120' }),
+);
+const hurried = await whenMet(skip, () => daemon({ JOULEGATE_BATCH_START_TIMEOUT: '0.3' }));
 
-test('two users bursting cannot lock out a third: waiting starts hold no place, users take turns', async () => {
+test('two users bursting cannot lock out a third: waiting starts hold no place, users take turns', {
+  skip,
+}, async () => {
   const bursts = [...(await startClients(queued, alice, 5)), ...(await startClients(queued, bob, 5))];
   const [late] = await startClients(queued, carol, 1);
   const all = [...bursts, late!];
@@ -88,7 +95,7 @@ test('two users bursting cannot lock out a third: waiting starts hold no place, 
   assert.ok(await waitFor(() => serversOf(queued).length === 0, 20_000), 'servers end with their clients');
 });
 
-test('a client that leaves while its start waits or loads leaves no server behind', async () => {
+test('a client that leaves while its start waits or loads leaves no server behind', { skip }, async () => {
   const [holder] = await startClients(queued, alice, 1);
   const [waiting, loading] = await startClients(queued, bob, 2);
   try {
@@ -118,7 +125,7 @@ test('a client that leaves while its start waits or loads leaves no server behin
   assert.ok(await waitFor(() => serversOf(queued).length === 0, 20_000));
 });
 
-test('no start is answered after its deadline with a server left running', async () => {
+test('no start is answered after its deadline with a server left running', { skip }, async () => {
   const clients = await startClients(hurried, alice, 8);
   try {
     for (const c of clients) c.send('go');
@@ -138,6 +145,6 @@ test('no start is answered after its deadline with a server left running', async
   }
 });
 
-test('both daemons stop cleanly on SIGTERM', async () => {
+test('both daemons stop cleanly on SIGTERM', { skip }, async () => {
   for (const h of [queued, hurried]) assert.equal(await h.stopDaemon(), 0, h.daemonLog);
 });
