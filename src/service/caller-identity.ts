@@ -1,3 +1,4 @@
+import { DBusRemoteError } from '../ipc/dbus/connection.js';
 import type { WireValue } from '../ipc/dbus/wire.js';
 import { JoulegateError } from '../platform/errors.js';
 import { processIdentity, ticksSinceBoot } from '../platform/process.js';
@@ -27,7 +28,7 @@ export async function callerOfConnection(
   uniqueName: string,
   connectedBy: number,
 ): Promise<Caller> {
-  const credentials = await query('GetConnectionCredentials', uniqueName);
+  const credentials = await credentialsOf(query, uniqueName);
   const pid = entry(credentials, 'ProcessID');
   const uid = entry(credentials, 'UnixUserID');
   if (typeof pid !== 'number' || typeof uid !== 'number') {
@@ -36,6 +37,23 @@ export async function callerOfConnection(
   const process = processIdentity(pid);
   const opener = process?.uid === uid && process.startTicks <= connectedBy;
   return { pid, uid, startTicks: opener ? process.startTicks : undefined };
+}
+
+/**
+ * The bus daemon's credentials of a connection. A connection that left between its call and
+ * this question is an ordinary refusal (its caller gets no reply anyway), not a fault.
+ */
+async function credentialsOf(query: BusQuery, uniqueName: string): Promise<WireValue> {
+  try {
+    return await query('GetConnectionCredentials', uniqueName);
+  } catch (err) {
+    if (!(err instanceof DBusRemoteError)) throw err;
+    const why =
+      err.dbusName === 'org.freedesktop.DBus.Error.NameHasNoOwner'
+        ? 'left the bus before its caller could be identified'
+        : `could not be identified: ${err.message}`;
+    throw new JoulegateError(`connection ${uniqueName} ${why}`);
+  }
 }
 
 /**

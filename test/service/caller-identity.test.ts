@@ -4,7 +4,10 @@ import { chmodSync, createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
+import { DBusRemoteError } from '../../src/ipc/dbus/connection.js';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
+import { JoulegateError } from '../../src/platform/errors.js';
+import { type BusQuery, callerOfConnection } from '../../src/service/caller-identity.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
@@ -269,4 +272,30 @@ test("an admin's connection keeps its rights while its creator lives", { skip },
   const [set] = await h.client([{ call: 'platformSetGroupAccess', args: allLists }]);
   assert.equal(set!.ok, true, set!.message);
   assert.equal(existsSync(defaultSignals), true);
+});
+
+test('a connection that left before its caller was looked up is a refusal naming it, not an internal error', async () => {
+  const gone: BusQuery = async () => {
+    throw new DBusRemoteError(
+      'org.freedesktop.DBus.Error.NameHasNoOwner',
+      "Could not get credentials of name ':1.15': no such name",
+    );
+  };
+  await assert.rejects(callerOfConnection(gone, ':1.15', 0), (err: unknown) => {
+    assert.ok(err instanceof JoulegateError, 'a client-facing error, not an internal one');
+    assert.equal(err.message, 'connection :1.15 left the bus before its caller could be identified');
+    return true;
+  });
+  const denied: BusQuery = async () => {
+    throw new DBusRemoteError('org.freedesktop.DBus.Error.AccessDenied', 'not allowed');
+  };
+  await assert.rejects(
+    callerOfConnection(denied, ':1.16', 0),
+    /connection :1\.16 could not be identified: not allowed/,
+  );
+  // Anything else is the daemon's own fault and stays an internal error.
+  const broken: BusQuery = async () => {
+    throw new TypeError('boom');
+  };
+  await assert.rejects(callerOfConnection(broken, ':1.17', 0), TypeError);
 });
