@@ -153,8 +153,12 @@ export class Dispatcher {
     // messages reach us); losing it, a connection that left. The bus never reuses one.
     if (oldOwner === '' && newOwner === name) this.callers.connected(name);
     else if (newOwner === '') {
-      this.callers.forget(name);
       this.departures.left(name);
+      // Calls it sent before leaving are still queued: they are judged as the caller it was
+      // (each then sees the connection gone), so its entry goes after the last of them.
+      const pending = this.queues.get(name);
+      if (pending) void pending.then(() => this.callers.forget(name));
+      else this.callers.forget(name);
     }
   }
 
