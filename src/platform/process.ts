@@ -153,3 +153,23 @@ export function sessionIdOf(pid: number): number | undefined {
   const sid = libc().getsid(pid);
   return sid > 0 ? sid : undefined;
 }
+
+/**
+ * CPU time (user + system, seconds) that one thread has used, from its /proc stat file (e.g.
+ * `/proc/self/task/<tid>/stat`); undefined once the thread is gone. A budget of CPU time holds
+ * however busy the machine is, where a wall-clock one cuts honest work short under load.
+ */
+export function threadCpuSeconds(statPath: string): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(statPath, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Fields after the command's closing parenthesis: state is the 3rd, utime the 14th, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  if (!Number.isFinite(ticks)) return undefined;
+  clockTicks ??= sysconfClockTicks();
+  return ticks / clockTicks;
+}

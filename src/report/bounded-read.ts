@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Report } from '../monitor/model/report-model.js';
 import { JoulegateError, ParseError, shortValue } from '../platform/errors.js';
 import { ioReason } from '../platform/make-dirs.js';
+import { threadCpuSeconds } from '../platform/process.js';
 
 /*
  * Report files from elsewhere are untrusted: libhdf5 (wasm) can spin for ever, abort, or grow
@@ -24,8 +25,16 @@ export interface ReadJob {
  */
 export type ReadOutcome = { report: Report } | { error: string; spent?: boolean };
 
+/** The worker's first message: its thread in /proc (`<pid>/task/<tid>`), whose CPU time is the budget. */
+export interface WorkerThread {
+  thread: string;
+}
+
 export interface ReadLimits {
-  /** Wall-clock time for the whole read, worker start included. */
+  /**
+   * CPU time the reading thread may use (its start included when it is new). Wall-clock time
+   * is bounded too, at WALL_FACTOR times this, for a thread that waits rather than works.
+   */
   deadlineMs: number;
   /** The worker's V8 old generation. */
   heapMb: number;
@@ -34,6 +43,10 @@ export interface ReadLimits {
 }
 
 const MB = 1 << 20;
+/** A read's wall-clock bound as a multiple of its CPU budget: room for a machine busy 10× over. */
+const WALL_FACTOR = 10;
+/** How often the reading thread's CPU time is looked at. */
+const CPU_POLL_MS = 50;
 
 /**
  * Bounds for a file of `size` bytes. A report's tree in memory is a few times its file (JSON
@@ -76,6 +89,8 @@ const naming = (path: string, line: string) =>
 export class ReportReader {
   private worker: Worker | undefined;
   private workerHeapMb = 0;
+  /** The worker thread's stat file in /proc, once it said which it is. */
+  private workerStat: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Reads `path` (`runId`: a run of a perun .hdf5 file); every failure is one line naming the file. */
@@ -89,6 +104,7 @@ export class ReportReader {
   close(): void {
     void this.worker?.terminate();
     this.worker = undefined;
+    this.workerStat = undefined;
   }
 
   private workerFor(heapMb: number): Worker {
@@ -104,6 +120,9 @@ export class ReportReader {
     });
     worker.stdout.resume();
     worker.stderr.resume();
+    worker.on('message', (m: ReadOutcome | WorkerThread) => {
+      if ('thread' in m && this.worker === worker) this.workerStat = `/proc/${m.thread}/stat`;
+    });
     worker.unref();
     this.worker = worker;
     this.workerHeapMb = heapMb;
@@ -122,7 +141,9 @@ export class ReportReader {
     const worker = this.workerFor(bounds.heapMb);
     return new Promise<Report>((resolve, reject) => {
       const listeners = {
-        message: (outcome: ReadOutcome) => settle(outcome),
+        message: (outcome: ReadOutcome | WorkerThread) => {
+          if (!('thread' in outcome)) settle(outcome);
+        },
         error: (err: Error & { code?: string }) =>
           settle(
             new ParseError(
@@ -135,22 +156,30 @@ export class ReportReader {
           settle(new ParseError(`${shortValue(path)}: the reader ended (exit ${code}) without an answer`)),
       };
       const settle = (outcome: ReadOutcome | Error) => {
-        clearTimeout(timer);
+        clearTimeout(wallTimer);
+        clearInterval(cpuTimer);
         worker.off('message', listeners.message).off('error', listeners.error).off('exit', listeners.exit);
         if (outcome instanceof Error || ('error' in outcome && outcome.spent)) this.close();
         if (outcome instanceof Error) reject(outcome);
         else if ('error' in outcome) reject(new ParseError(naming(path, shortValue(outcome.error, 300))));
         else resolve(outcome.report);
       };
-      const timer = setTimeout(
-        () =>
-          settle(
-            new ParseError(
-              `${shortValue(path)}: reading it took over ${bounds.deadlineMs / 1000} s (a damaged file?)`,
-            ),
+      const tooLong = (what: string) =>
+        settle(
+          new ParseError(
+            `${shortValue(path)}: reading it took over ${bounds.deadlineMs / 1000} s${what} (a damaged file?)`,
           ),
-        bounds.deadlineMs,
-      );
+        );
+      // The budget is the reading thread's CPU time: the same file gets the same verdict on an
+      // idle and on a loaded machine. Until the thread said which it is, it counts from zero.
+      const cpuAtStart = (this.workerStat && threadCpuSeconds(this.workerStat)) || 0;
+      const cpuTimer = setInterval(() => {
+        if (this.workerStat === undefined) return;
+        const used = threadCpuSeconds(this.workerStat);
+        if (used === undefined) return;
+        if ((used - cpuAtStart) * 1000 > bounds.deadlineMs) tooLong(' of CPU time');
+      }, CPU_POLL_MS);
+      const wallTimer = setTimeout(() => tooLong(' (wall clock)'), bounds.deadlineMs * WALL_FACTOR);
       worker.on('message', listeners.message).on('error', listeners.error).on('exit', listeners.exit);
       worker.postMessage(job);
     });

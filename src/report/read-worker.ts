@@ -1,6 +1,7 @@
+import { readlinkSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { errorMessage } from '../platform/errors.js';
-import type { ReadJob, ReadOutcome } from './bounded-read.js';
+import type { ReadJob, ReadOutcome, WorkerThread } from './bounded-read.js';
 
 /*
  * The worker thread of bounded-read.ts: reads one report file and posts the report, or one
@@ -66,6 +67,14 @@ async function read(next: ReadJob): Promise<ReadOutcome> {
   } catch (err) {
     return failure(err);
   }
+}
+
+// Which thread this is, so the reader can hold it to a budget of CPU time (Linux' /proc).
+try {
+  const thread: WorkerThread = { thread: readlinkSync('/proc/thread-self') };
+  parentPort!.postMessage(thread);
+} catch {
+  // no /proc: the wall-clock bound alone holds
 }
 
 parentPort!.on('message', (next: ReadJob) => {

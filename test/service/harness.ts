@@ -129,7 +129,9 @@ export class ServiceHarness {
   /** Starts the daemon (with `env` added to its environment) and resolves once it logs "ready". */
   async startDaemon(env: Record<string, string> = {}): Promise<ChildProcess> {
     const proc = spawn(process.execPath, [DAEMON], {
-      env: { ...process.env, ...this.env(), ...env },
+      // A server's wait for its client is a wall-clock limit: on a loaded machine a test client
+      // may take longer than the daemon's 10 s to connect. Tests of that limit set their own.
+      env: { ...process.env, JOULEGATE_BATCH_IDLE_TIMEOUT: '300', ...this.env(), ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.daemon = proc;
