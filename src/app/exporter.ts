@@ -11,6 +11,7 @@ import { Exposition } from '../cluster/exporter/exposition.js';
 import { NodeSampler } from '../cluster/exporter/node-metrics.js';
 import { ExporterServer } from '../cluster/exporter/server.js';
 import type { ExporterSettings } from '../cluster/exporter/settings.js';
+import { sourceStatus } from '../cluster/exporter/sources.js';
 import { Sysroot } from '../platform/sysroot.js';
 
 /** Serves the node's metrics with `settings` until the process is told to stop. */
@@ -19,6 +20,13 @@ export async function runExporter(settings: ExporterSettings): Promise<void> {
   const say = (line: string) => log(`joulegate exporter: ${line}`);
   const pio = await openPlatform({ warn: log });
   const sampler = new NodeSampler(pio);
+  const sources = sourceStatus(pio);
+  // Once, at start: what is missing and why, so the journal explains an empty dashboard.
+  for (const s of sources) if (!s.available) say(`source ${s.source} not available: ${s.reason}`);
+  if (sampler.absent.length > 0) {
+    const absent = sampler.absent.map((r) => `${r.metric} (${r.signals[0]})`).join(', ');
+    say(`not exported, no signal for them on this node: ${absent}`);
+  }
   for (const note of sampler.notes) say(note);
   const attribute = settings.sources.length > 0 || settings.cgroups.length > 0;
   let consumers: ConsumerEnergy | undefined;
@@ -32,7 +40,7 @@ export async function runExporter(settings: ExporterSettings): Promise<void> {
       maxConsumers: settings.maxConsumers,
     });
   }
-  const exposition = new Exposition(sampler, settings.node, attribute);
+  const exposition = new Exposition(sampler, settings.node, attribute, sources);
   const server = new ExporterServer({ sampler, exposition, consumers, log });
   const address = await server.listen(settings.host, settings.port);
   say(`serving ${sampler.channels.length} series of node ${settings.node} on http://${address}/metrics`);

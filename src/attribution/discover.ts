@@ -43,6 +43,19 @@ function slurmJobs(root: Sysroot): string[] {
   return [...jobs].sort((a, b) => Number(a) - Number(b));
 }
 
+/**
+ * Why no consumer can be found on this node at all: none of the cgroup hierarchies discovery
+ * reads is mounted (a v2 root holds cgroup.controllers, a v1 cpuacct mount cpuacct.usage).
+ * Undefined when one is.
+ */
+export function noConsumerHierarchy(root: Sysroot): string | undefined {
+  const mounted = HIERARCHIES.some(
+    (h) => root.exists(`${h}/cgroup.controllers`) || root.exists(`${h}/cpuacct.usage`),
+  );
+  if (mounted) return undefined;
+  return `no cgroup hierarchy at ${CGROUP_ROOT} (v2, or v1 with cpuacct): consumers are found as cgroups`;
+}
+
 /** Every consumer found, Slurm jobs first, then users, then system units. */
 export function discoverConsumers(root: Sysroot): FoundConsumer[] {
   const out: FoundConsumer[] = slurmJobs(root).map((id) => ({

@@ -127,6 +127,8 @@ export class AttributionMeter {
   readonly totals: Map<AttributedGroup, AttributionTotals>;
   /** Why a consumer's share could not be told, once per consumer and reason. */
   readonly notes = new Set<string>();
+  /** Why the last reading has no node CPU times (/proc/stat unreadable); undefined when it has. */
+  cpuTimesProblem: string | undefined;
   private readonly devices: DeviceEnergy[];
   private readonly consumers: Consumer[];
   private previous: NodeReading | undefined;
@@ -168,7 +170,11 @@ export class AttributionMeter {
     const { root, context } = this.options;
     const numCpu = context.topology.numDomain(DomainType.Cpu);
     const consumers = this.consumers.map((c) => ({ id: c.id, cpu: c.read(), gpus: c.boundGpus?.() }));
-    const reading: NodeReading = { timeS, cpuTimes: readNodeCpuTimes(root, numCpu), energy: [], consumers };
+    this.cpuTimesProblem = undefined;
+    const cpuTimes = readNodeCpuTimes(root, numCpu, (reason) => {
+      this.cpuTimesProblem = reason;
+    });
+    const reading: NodeReading = { timeS, cpuTimes, energy: [], consumers };
     const energy = this.devices.map((d) => ({
       device: d.source.device,
       totalJ: d.feed(timeS, values[d.source.series]!),

@@ -71,4 +71,10 @@ export class TimeBackend extends TableBackend<number> {
   }
 }
 
-registerBackend({ name: 'TIME', order: 0, description: 'monotonic clock', create: () => new TimeBackend() });
+registerBackend({
+  name: 'TIME',
+  order: 0,
+  description: 'monotonic clock',
+  offers: { signals: ['TIME'] },
+  create: () => new TimeBackend(),
+});

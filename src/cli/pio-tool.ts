@@ -1,5 +1,6 @@
 import { type Command, CommanderError } from 'commander';
 import { accessListRefuses, openPlatform } from '../backends/open-platform.js';
+import { requestFailure } from '../backends/unavailable.js';
 import { DOMAIN_COUNT, type DomainType, domainName } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
@@ -60,7 +61,7 @@ export async function failureReason(
   name: string,
   err: unknown,
 ): Promise<string> {
-  if (!(await accessListRefuses(pio, noun, name))) return errorMessage(err);
+  if (!(await accessListRefuses(pio, noun, name))) return requestFailure(pio, noun, name, err);
   const command = noun === 'signal' ? 'joulegate access -w' : 'joulegate access -w -c';
   return `${noun} ${name} is not in your access list; ask your admin to add it (${command})`;
 }
@@ -97,7 +98,7 @@ async function runTool(spec: PioToolSpec, operands: string[], opts: ToolOptions)
       try {
         return formatInfo(name, spec.info(pio, name));
       } catch (err) {
-        throw new ToolError(errorMessage(err));
+        throw new ToolError(requestFailure(pio, spec.noun, name, err));
       }
     }
     if (opts.infoAll) {

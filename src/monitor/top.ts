@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { discoverConsumers, openFound } from '../attribution/discover.js';
+import { CGROUP_ROOT } from '../attribution/cgroup.js';
+import { discoverConsumers, noConsumerHierarchy, openFound } from '../attribution/discover.js';
 import type { IdlePolicy, IntervalShares } from '../attribution/engine.js';
 import { kernelClockTicks } from '../attribution/kernel-files.js';
 import {
@@ -49,6 +50,10 @@ export interface TopTable {
   sources: { group: AttributedGroup; method: string }[];
   /** Groups whose energy was not measured in this period. */
   missing: AttributedGroup[];
+  /** Why the table lists no consumer (no cgroup hierarchy, none found, none readable). */
+  noConsumers?: string;
+  /** Why the node's CPU time is unknown (/proc/stat unreadable): consumers' shares are uncertain. */
+  cpuTimesProblem?: string;
 }
 
 export interface TopOptions {
@@ -136,17 +141,37 @@ export function topTable(
   };
 }
 
-/** Follows what appeared since the last period and drops what is gone. */
-function refreshConsumers(meter: AttributionMeter, root: Sysroot, warn?: (line: string) => void): void {
+/**
+ * Follows what appeared since the last period and drops what is gone. Returns why nothing is
+ * followed, when nothing is: the table says so rather than showing an empty list.
+ */
+function refreshConsumers(
+  meter: AttributionMeter,
+  root: Sysroot,
+  warn?: (line: string) => void,
+): string | undefined {
   const found = discoverConsumers(root).slice(0, MAX_FOLLOWED);
   const ids = new Set(found.map((f) => f.id));
   for (const id of meter.consumerIds) if (!ids.has(id)) meter.removeConsumer(id);
   const followed = new Set(meter.consumerIds);
+  let firstError: string | undefined;
   for (const f of found) {
     if (followed.has(f.id)) continue;
-    const c = openFound(root, f, warn);
+    const c = openFound(root, f, (reason) => {
+      firstError ??= reason;
+      warn?.(reason);
+    });
     if (c) meter.addConsumer(c);
   }
+  if (meter.consumerIds.length > 0) return undefined;
+  if (found.length > 0) {
+    const cgroups = found.length === 1 ? 'cgroup' : 'cgroups';
+    return `${found.length} consumer ${cgroups} found, none readable (${firstError})`;
+  }
+  return (
+    noConsumerHierarchy(root) ??
+    `no Slurm job, user session (user.slice/user-UID.slice) or system unit (system.slice) cgroup under ${CGROUP_ROOT}`
+  );
 }
 
 export async function runTop(opts: TopOptions): Promise<void> {
@@ -184,7 +209,7 @@ export async function runTop(opts: TopOptions): Promise<void> {
       data.values.map((v) => v[0]!),
     );
   };
-  refreshConsumers(meter, root, opts.warn);
+  let noConsumers = refreshConsumers(meter, root, opts.warn);
   await reading();
   const periodMs = opts.periodS * 1000;
   let deadline = clockMs();
@@ -196,8 +221,15 @@ export async function runTop(opts: TopOptions): Promise<void> {
       return; // aborted
     }
     const shares = await reading();
-    if (shares.length > 0 || sources.length === 0)
-      opts.onTable(topTable(shares, sources, meter.consumerIds, opts.limit));
-    refreshConsumers(meter, root, opts.warn);
+    if (shares.length > 0 || sources.length === 0) {
+      const table = topTable(shares, sources, meter.consumerIds, opts.limit);
+      const { cpuTimesProblem } = meter;
+      opts.onTable({
+        ...table,
+        ...(noConsumers !== undefined ? { noConsumers } : {}),
+        ...(cpuTimesProblem !== undefined ? { cpuTimesProblem } : {}),
+      });
+    }
+    noConsumers = refreshConsumers(meter, root, opts.warn);
   }
 }

@@ -46,6 +46,11 @@ export interface Backend {
   /** Signals that exist on this node but cannot be read here, with the reason. */
   diagnostics(): Diagnostic[];
   /**
+   * Why a name this backend serves on other nodes is not served here (a constant this node does
+   * not state), by its full or its high-level name; undefined when it does not know.
+   */
+  whyNotServed?(name: string): string | undefined;
+  /**
    * False where a signal does not exist at one native index (a GPU that lacks a function, a
    * sensor on one package only). Absent means every index of the native domain.
    */

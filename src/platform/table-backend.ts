@@ -72,6 +72,8 @@ export abstract class TableBackend<S> implements Backend {
   /** sample() allowed: set by the first readBatch() only (an adjust() reads nothing). */
   private batchRead = false;
   protected problems: Diagnostic[] = [];
+  /** High-level name → full name of a signal left out with a reason (see omitSignal). */
+  private readonly omittedAliases = new Map<string, string>();
 
   /** Monotonic seconds at which a batch snapshot was taken (rates divide by their difference). */
   protected clockSeconds(): number {
@@ -147,6 +149,18 @@ export abstract class TableBackend<S> implements Backend {
 
   diagnostics(): Diagnostic[] {
     return [...this.problems];
+  }
+
+  /** Leaves a signal undefined on this node with the reason, found by its aliases too. */
+  protected omitSignal(short: string, aliases: readonly string[], reason: string): void {
+    const signal = this.fullName(short);
+    this.problems.push({ backend: this.name, signal, reason });
+    for (const alias of aliases) this.omittedAliases.set(alias, signal);
+  }
+
+  whyNotServed(name: string): string | undefined {
+    const signal = this.omittedAliases.get(name) ?? name;
+    return this.problems.find((d) => d.signal === signal)?.reason;
   }
 
   private info(name: string, def: SignalDef<S>): SignalInfo {

@@ -177,6 +177,57 @@ describe('joulegate top (CLI)', () => {
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   });
 
+  it('an empty table says why: no cgroup hierarchy, or one without consumers', async () => {
+    const vm = copyFixture('vm-1s4c');
+    const once = () => runCli(['top', '--once', '--period', '0.1'], { env: { JOULEGATE_SYSROOT: vm } });
+    let r = await once();
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.deepEqual(
+      lines.slice(2, 5).map((l) => l.split(/ {2,}/)[0]),
+      ['(unattributed)', '(idle)', 'node'],
+      'no consumer rows, the node still measured',
+    );
+    assert.equal(
+      lines[5],
+      'no consumers: no cgroup hierarchy at /sys/fs/cgroup (v2, or v1 with cpuacct): consumers are found as cgroups',
+    );
+    put(vm, 'sys/fs/cgroup/cgroup.controllers', 'cpuset cpu io memory pids\n');
+    put(vm, 'sys/fs/cgroup/init.scope/cgroup.procs', '1\n');
+    r = await once();
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(
+      r.stdout.includes(
+        '\nno consumers: no Slurm job, user session (user.slice/user-UID.slice) or system unit (system.slice) cgroup under /sys/fs/cgroup\n',
+      ),
+      r.stdout,
+    );
+    // A unit whose cgroup has no CPU accounting cannot be followed: that, not an empty list.
+    put(vm, 'sys/fs/cgroup/system.slice/db.service/cgroup.procs', '');
+    r = await once();
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(
+      r.stdout.includes(
+        '\nno consumers: 1 consumer cgroup found, none readable (system:db.service: cgroup /system.slice/db.service: not found (no cpu.stat or cpuacct.usage under /sys/fs/cgroup))\n',
+      ),
+      r.stdout,
+    );
+  });
+
+  it('an unreadable /proc/stat is named: consumers cannot be told apart from other processes', async () => {
+    const root = node();
+    rmSync(join(root, 'proc/stat'));
+    const r = await runCli(['top', '--once', '--period', '0.1'], { env: { JOULEGATE_SYSROOT: root } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.includes('\nslurm:101 '), r.stdout);
+    assert.ok(
+      r.stdout.includes(
+        "\nnode CPU time unknown (/proc/stat: no such file): the consumers' use cannot be told apart from other processes'\n",
+      ),
+      r.stdout,
+    );
+  });
+
   it('bad options are one line', async () => {
     for (const args of [
       ['--period', '0'],

@@ -248,6 +248,22 @@ registerBackend({
   name: 'AMDSMI',
   order: 61,
   description: 'AMD GPUs (libamd_smi)',
+  offers: {
+    signals: [
+      'GPU_POWER',
+      'GPU_ENERGY',
+      'GPU_UTILIZATION',
+      'GPU_MEMORY_USED',
+      'GPU_MEMORY_TOTAL',
+      'GPU_CORE_FREQUENCY_STATUS',
+      'GPU_MEMORY_FREQUENCY_STATUS',
+      'GPU_TEMPERATURE',
+      'GPU_POWER_LIMIT_MIN_AVAIL',
+      'GPU_POWER_LIMIT_MAX_AVAIL',
+      'GPU_POWER_LIMIT_DEFAULT',
+    ],
+    controls: ['GPU_POWER_LIMIT_CONTROL'],
+  },
   create: async (ctx) => {
     requireVendorDriver(AMDSMI_LIBRARY, ctx.sysroot);
     const { AmdSmiLibrary } = await import('./ffi.js');

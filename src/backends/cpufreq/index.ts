@@ -280,6 +280,10 @@ registerBackend({
   name: 'CPUFREQ',
   order: 30,
   description: 'CPU frequency limits and status from sysfs cpufreq policies',
+  offers: {
+    signals: CPUFREQ_ATTRIBUTES.flatMap((a) => (a.alias && !a.writeable ? [a.alias] : [])),
+    controls: CPUFREQ_ATTRIBUTES.flatMap((a) => (a.alias && a.writeable ? [a.alias] : [])),
+  },
   create: (ctx) => {
     const policies = discoverPolicies(ctx.sysroot);
     if (policies.length === 0) {

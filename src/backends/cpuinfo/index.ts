@@ -137,7 +137,7 @@ export class CpuinfoBackend extends TableBackend<null> {
     const signals: SignalDef<null>[] = [];
     for (const c of this.constants(ctx)) {
       if (c.value === undefined) {
-        this.problems.push({ backend: this.name, signal: `${this.name}::${c.name}`, reason: c.missing });
+        this.omitSignal(c.name, c.alias ? [c.alias] : [], c.missing);
         continue;
       }
       const value = c.value;
@@ -174,6 +174,14 @@ registerBackend({
   name: 'CPUINFO',
   order: 10,
   description: 'processor identity and frequency range',
+  offers: {
+    signals: [
+      'CPU_FREQUENCY_STICKER',
+      'CPU_FREQUENCY_STEP',
+      'CPU_FREQUENCY_MIN_AVAIL',
+      'CPU_FREQUENCY_MAX_AVAIL',
+    ],
+  },
   create: (ctx) => {
     if (!ctx.sysroot.exists(CPUINFO_FILE)) {
       throw new BackendUnavailableError(`${ctx.sysroot.path(CPUINFO_FILE)} not found (no procfs mounted?)`);

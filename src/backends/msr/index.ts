@@ -11,7 +11,7 @@ import { BackendUnavailableError, registerBackend } from '../registry.js';
 import { FileMsrDevice, type MsrDevice, msrPath } from './device.js';
 import { decodeField, encodeField, extractBits, type FieldCodec, fieldWidth, insertBits } from './field.js';
 import { type MsrField, type MsrTable, parseMsrTable } from './schema.js';
-import { selectTable } from './tables.js';
+import { builtinTableOffers, selectTable } from './tables.js';
 
 interface Register {
   name: string;
@@ -344,6 +344,7 @@ registerBackend({
   name: 'MSR',
   order: 45,
   description: 'model-specific registers via /dev/cpu/N/msr_safe or /dev/cpu/N/msr',
+  offers: builtinTableOffers,
   create: (ctx) => {
     const denied = msrAccess(ctx);
     if (denied) throw new BackendUnavailableError(denied);

@@ -12,6 +12,25 @@ export const BUILTIN_TABLES: readonly { name: string; data: unknown }[] = [
   { name: 'built-in AMD table', data: AMD_MSR_TABLE },
 ];
 
+/**
+ * The high-level names of the built-in tables, for the registration: an alias of a writeable
+ * field is a control, any other a signal. Admin tables may add names; those are unknown until
+ * the backend loads.
+ */
+export function builtinTableOffers(): { signals: string[]; controls: string[] } {
+  const signals = new Set<string>();
+  const controls = new Set<string>();
+  for (const t of BUILTIN_TABLES) {
+    const table = parseMsrTable(t.data, t.name);
+    for (const [alias, target] of Object.entries(table.aliases ?? {})) {
+      const [register, field] = target.split(':');
+      const writeable = field !== undefined && table.msrs[register!]?.fields[field]?.writeable === true;
+      (writeable ? controls : signals).add(alias);
+    }
+  }
+  return { signals: [...signals].sort(), controls: [...controls].sort() };
+}
+
 export function tableMatches(table: MsrTable, cpu: Pick<Cpuinfo, 'vendor' | 'family' | 'model'>): boolean {
   if (table.match.vendor !== cpu.vendor) return false;
   const { families, models } = table.match;

@@ -323,6 +323,26 @@ registerBackend({
   name: 'NVML',
   order: 60,
   description: 'NVIDIA GPUs (libnvidia-ml)',
+  offers: {
+    signals: [
+      'GPU_POWER',
+      'GPU_ENERGY',
+      'GPU_UTILIZATION',
+      'GPU_MEMORY_USED',
+      'GPU_MEMORY_TOTAL',
+      'GPU_CORE_FREQUENCY_STATUS',
+      'GPU_CORE_FREQUENCY_MAX_AVAIL',
+      'GPU_MEMORY_FREQUENCY_STATUS',
+      'GPU_TEMPERATURE',
+      'GPU_POWER_LIMIT_MIN_AVAIL',
+      'GPU_POWER_LIMIT_MAX_AVAIL',
+      'GPU_POWER_LIMIT_DEFAULT',
+      'GPU_THROTTLE_REASONS',
+      'GPU_PCIE_RX_THROUGHPUT',
+      'GPU_PCIE_TX_THROUGHPUT',
+    ],
+    controls: ['GPU_POWER_LIMIT_CONTROL', 'GPU_CORE_FREQUENCY_MIN_CONTROL', 'GPU_CORE_FREQUENCY_MAX_CONTROL'],
+  },
   create: async (ctx) => {
     requireVendorDriver(NVML_LIBRARY, ctx.sysroot);
     const { NvmlLibrary } = await import('./ffi.js');

@@ -393,5 +393,18 @@ registerBackend({
   name: 'POWERCAP',
   order: 50,
   description: 'RAPL through /sys/class/powercap',
+  offers: {
+    signals: [
+      'CPU_ENERGY',
+      'CPU_POWER',
+      'DRAM_ENERGY',
+      'DRAM_POWER',
+      'BOARD_ENERGY',
+      'BOARD_POWER',
+      'CPU_POWER_LIMIT_DEFAULT',
+      'CPU_POWER_MIN_AVAIL',
+    ],
+    controls: ['CPU_POWER_LIMIT_CONTROL', 'CPU_POWER_TIME_WINDOW_CONTROL'],
+  },
   create: () => new PowercapBackend(),
 });

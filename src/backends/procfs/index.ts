@@ -282,6 +282,7 @@ registerBackend({
   name: 'PROCFS',
   order: 20,
   description: 'CPU utilisation, memory, disk and network counters from /proc',
+  offers: { signals: ['CPU_UTILIZATION'] },
   create: (ctx) => {
     if (!ctx.sysroot.exists(SOURCES.stat)) {
       throw new BackendUnavailableError(`${ctx.sysroot.path(SOURCES.stat)} not found (no procfs mounted?)`);

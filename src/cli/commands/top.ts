@@ -43,6 +43,12 @@ export function renderTopTable(t: TopTable, now: Date): string {
     format(header),
   ];
   out.push(...rows.map(format));
+  if (t.noConsumers !== undefined) out.push(`no consumers: ${t.noConsumers}`);
+  if (t.cpuTimesProblem !== undefined) {
+    out.push(
+      `node CPU time unknown (${t.cpuTimesProblem}): the consumers' use cannot be told apart from other processes'`,
+    );
+  }
   if (t.missing.length > 0) out.push(`not measured in this period: ${t.missing.join(', ')}`);
   const unknown = [...t.consumers, ...(t.rest ? [t.rest] : [])].filter((r) => r.unknown !== undefined);
   for (const r of unknown) out.push(`(?) ${r.id}: ${r.unknown} — its energy is in (unattributed)`);

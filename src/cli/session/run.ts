@@ -1,3 +1,4 @@
+import { requestFailure } from '../../backends/unavailable.js';
 import { domainName } from '../../platform/domains.js';
 import { errorMessage } from '../../platform/errors.js';
 import type { PlatformIO } from '../../platform/platform-io.js';
@@ -93,12 +94,20 @@ export async function runSession(config: SessionConfig, deps: SessionDeps): Prom
   const { pio, sinks } = deps;
   const clock = deps.clock ?? realClock;
   const isAlive = deps.isAlive ?? processExists;
+  // A name this node does not serve fails with why, where joulegate knows (no RAPL, no msr).
+  const describe = (name: string) => {
+    try {
+      return pio.signalInfo(name);
+    } catch (err) {
+      throw new RequestError(requestFailure(pio, 'signal', name, err));
+    }
+  };
   const ctx = {
     numDomain: (d: Parameters<typeof pio.topology.numDomain>[0]) => pio.topology.numDomain(d),
-    nativeDomain: (name: string) => pio.signalInfo(name).domain,
+    nativeDomain: (name: string) => describe(name).domain,
   };
   const requests = parseRequests(deps.requestLines, ctx);
-  const formats = requests.map((r) => pio.signalInfo(r.name).format);
+  const formats = requests.map((r) => describe(r.name).format);
   checkReadArgs(config);
   checkRequestIndices(requests, ctx);
   const handles = pushAll(pio, requests);

@@ -8,6 +8,7 @@ import {
   type GpuUseSource,
   kernelClockTicks,
   type NodeReading,
+  noConsumerHierarchy,
   openFound,
   readNodeCpuTimes,
 } from '../../attribution/index.js';
@@ -102,6 +103,11 @@ export class ConsumerEnergy {
       });
       if (consumer !== undefined) this.tracked.set(found.id, { consumer, activeS: now, uj: new Map() });
     }
+    // An idle node has no jobs, which is normal; a node without the cgroup tree never will.
+    if (this.tracked.size === 0 && this.options.sources.length > 0) {
+      const why = noConsumerHierarchy(this.root);
+      if (why !== undefined) problems.push(`no consumers: ${why}`);
+    }
     // Gone consumers get no share either, so one rule expires both the idle and the gone.
     for (const [id, t] of this.tracked) if (now - t.activeS > this.options.expiryS) this.tracked.delete(id);
 
@@ -165,7 +171,11 @@ export class ConsumerEnergy {
 function deviceEnergy(sample: NodeSample): DeviceEnergy[] {
   const out: DeviceEnergy[] = [];
   const value = new Map(sample.values.map((v) => [v.channel, v.value]));
-  const channels = [...sample.values.map((v) => v.channel), ...sample.failures.map((f) => f.channel)];
+  const channels = [
+    ...sample.values.map((v) => v.channel),
+    ...sample.failures.map((f) => f.channel),
+    ...sample.pending,
+  ];
   for (const channel of channels) {
     const kind = channel.rule.energy;
     if (kind === undefined || kind === 'board') continue;

@@ -1,6 +1,8 @@
 import { Counter, Gauge, Registry } from 'prom-client';
+import { VERSION } from '../../platform/version.js';
 import type { ConsumerEnergy, ConsumerScrape } from './consumers.js';
 import { deviceLabels, type NodeSample, type NodeSampler } from './node-metrics.js';
+import { REASON_MAX, type SourceStatus } from './sources.js';
 
 /**
  * The exporter's metrics as prom-client objects, filled from one node reading per scrape.
@@ -42,8 +44,33 @@ export class Exposition {
     /** Value of the `node` label on every series. */
     private readonly nodeName: string,
     withConsumers: boolean,
+    /** Every backend tried at start: fixed for the exporter's life, so set once here. */
+    sources: readonly SourceStatus[],
   ) {
     const registers = [this.text, this.openmetrics];
+    const node = { node: nodeName };
+    new Gauge({
+      name: 'joulegate_build_info',
+      help: 'Always 1; the labels say which joulegate and Node.js serve these metrics.',
+      labelNames: ['node', 'version', 'node_version'],
+      registers,
+    }).set({ ...node, version: VERSION, node_version: process.version }, 1);
+    const available = new Gauge({
+      name: 'joulegate_source_available',
+      help: 'Whether a source (backend) loaded at exporter start: 1, or 0 (joulegate_source_unavailable_info says why).',
+      labelNames: ['node', 'source'],
+      registers,
+    });
+    const unavailable = new Gauge({
+      name: 'joulegate_source_unavailable_info',
+      help: `Always 1, for each source that did not load; the reason label says why (one line, at most ${REASON_MAX} characters).`,
+      labelNames: ['node', 'source', 'reason'],
+      registers,
+    });
+    for (const s of sources) {
+      available.set({ ...node, source: s.source }, s.available ? 1 : 0);
+      if (!s.available) unavailable.set({ ...node, source: s.source, reason: s.reason ?? '' }, 1);
+    }
     for (const { rule } of sampler.channels) {
       if (this.node.has(rule.metric)) continue;
       const labelNames = ['node', ...(rule.device === 'board' ? [] : [rule.device])];
@@ -84,7 +111,7 @@ export class Exposition {
     });
     this.readFailures = new Gauge({
       name: 'joulegate_exporter_read_failures',
-      help: 'Series left out of this scrape because their read failed.',
+      help: 'Series left out of this scrape because their read failed (not rates awaiting their second sample after start).',
       labelNames: ['node'],
       registers,
     });

@@ -76,6 +76,11 @@ export interface NodeSample {
   values: ChannelValue[];
   /** Channels without a value in this reading, with why. */
   failures: { channel: Channel; reason: string }[];
+  /**
+   * Channels that have no value yet and no error, on the first reading only: rates (power,
+   * utilisation) need a second sample. Not failures; they get a value from the next reading.
+   */
+  pending: Channel[];
   readSeconds: number;
 }
 
@@ -92,6 +97,10 @@ export class NodeSampler {
   readonly channels: Channel[] = [];
   /** Rules that matched no signal or could not be pushed, with why (for the start-up log). */
   readonly notes: string[] = [];
+  /** Rules no signal of this node matches: their metrics are absent (the start-up log names them). */
+  readonly absent: MetricRule[] = [];
+  /** Whether read() has run: until then a value-less channel is a rate awaiting its second sample. */
+  private readBefore = false;
 
   constructor(
     private readonly pio: PlatformIO,
@@ -100,7 +109,10 @@ export class NodeSampler {
     const names = pio.signalNames();
     for (const rule of rules) {
       const signal = rule.signals.find((s) => names.includes(s));
-      if (signal === undefined) continue;
+      if (signal === undefined) {
+        this.absent.push(rule);
+        continue;
+      }
       const info = pio.signalInfo(signal);
       if (rule.units !== undefined && info.units !== rule.units) {
         this.notes.push(`${signal}: not exported, its units are not those of ${rule.metric}`);
@@ -132,6 +144,9 @@ export class NodeSampler {
     const after = performance.now();
     const values: ChannelValue[] = [];
     const failures: NodeSample['failures'] = [];
+    const pending: Channel[] = [];
+    const first = !this.readBefore;
+    this.readBefore = true;
     for (const channel of this.channels) {
       let value: number;
       let reason: string | undefined;
@@ -147,8 +162,10 @@ export class NodeSampler {
       }
       if (channel.counter !== undefined && reason === undefined) value = channel.counter.feed(value);
       if (reason === undefined && Number.isFinite(value)) values.push({ channel, value });
+      else if (first && reason === NO_VALUE) pending.push(channel);
       else failures.push({ channel, reason: reason ?? NO_VALUE });
     }
-    return { timeS: (before + after) / 2000, values, failures, readSeconds: (after - before) / 1000 };
+    const timeS = (before + after) / 2000;
+    return { timeS, values, failures, pending, readSeconds: (after - before) / 1000 };
   }
 }

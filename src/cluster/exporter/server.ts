@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../../platform/errors.js';
 import type { ConsumerEnergy } from './consumers.js';
 import { CONTENT_TYPES, type Exposition, negotiateFormat } from './exposition.js';
-import { NO_VALUE, type NodeSampler } from './node-metrics.js';
+import type { NodeSampler } from './node-metrics.js';
 
 export interface ExporterParts {
   sampler: NodeSampler;
@@ -21,7 +21,6 @@ export class ExporterServer {
   private readonly server: Server;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly logged = new Set<string>();
-  private scrapes = 0;
 
   constructor(private readonly parts: ExporterParts) {
     this.server = createServer((req, res) => {
@@ -59,11 +58,7 @@ export class ExporterServer {
   private async scrape(format: 'text' | 'openmetrics'): Promise<string> {
     const { sampler, exposition, consumers } = this.parts;
     const sample = await sampler.read();
-    this.scrapes++;
-    for (const f of sample.failures) {
-      // Rates (power, utilisation) have no value before two readings: not worth a line.
-      if (f.reason !== NO_VALUE || this.scrapes > 2) this.logOnce(`${f.channel.rule.metric}: ${f.reason}`);
-    }
+    for (const f of sample.failures) this.logOnce(`${f.channel.rule.metric}: ${f.reason}`);
     let consumerScrape: ReturnType<ConsumerEnergy['update']> | undefined;
     if (consumers !== undefined) {
       consumerScrape = consumers.update(sample);

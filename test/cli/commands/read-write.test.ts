@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../../helpers/cli.js';
 import { needsAdmin } from '../../helpers/requirements.js';
+import { FIXTURES } from '../../helpers/tmp.js';
 
 const admin = needsAdmin();
 
@@ -161,4 +163,46 @@ test('write lists control names and --domain like read', async () => {
   assert.ok(!names.includes('TIME'));
   const d = await runCli(['write', '-d']);
   assert.equal(d.stdout, (await runCli(['read', '-d'])).stdout);
+});
+
+test('a node without RAPL, msr or cpufreq: read and write say why, on one line, EINVAL', {
+  skip: admin,
+}, async () => {
+  const vm = join(FIXTURES, 'vm-1s4c');
+  const env = { JOULEGATE_SYSROOT: vm };
+  const noRapl = `POWERCAP: no RAPL zones under ${vm}/sys/class/powercap`;
+  const noMsr = 'MSR: no /dev/cpu/0/msr (load the msr or msr-safe kernel module)';
+  const noCpufreq =
+    'CPUFREQ: no cpufreq policies under /sys/devices/system/cpu/cpufreq (VM without a cpufreq driver?)';
+  const cases: [string, string[], string][] = [
+    ['read', ['--info', 'CPU_ENERGY'], `Error: CPU_ENERGY: not available: ${noRapl}; ${noMsr}\n`],
+    [
+      'read',
+      ['CPU_ENERGY', 'package', '0'],
+      `Error: cannot read signal: CPU_ENERGY: not available: ${noRapl}; ${noMsr}\n`,
+    ],
+    [
+      'write',
+      ['--info', 'CPU_POWER_LIMIT_CONTROL'],
+      `Error: CPU_POWER_LIMIT_CONTROL: not available: ${noRapl}; ${noMsr}\n`,
+    ],
+    [
+      'write',
+      ['CPU_FREQUENCY_MAX_CONTROL', 'package', '0', '2.0e9'],
+      `Error: cannot write control: CPU_FREQUENCY_MAX_CONTROL: not available: ${noMsr}; ${noCpufreq}\n`,
+    ],
+    // Names nothing explains keep geopmread's and geopmwrite's texts there too.
+    ['read', ['--info', 'NO_SUCH_SIGNAL'], 'Error: no support for signal NO_SUCH_SIGNAL\n'],
+    [
+      'write',
+      ['CPU_ENERGY', 'package', '0', '1'],
+      'Error: cannot write control: no support for control CPU_ENERGY\n',
+    ],
+  ];
+  for (const [command, args, stderr] of cases) {
+    const r = await runCli([command, ...args], { env });
+    assert.equal(r.stderr, stderr, `${command} ${args.join(' ')}`);
+    assert.equal(r.code, 22, `${command} ${args.join(' ')}`);
+    assert.equal(r.stdout, '');
+  }
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI, run, runCli } from '../../helpers/cli.js';
 import { needsAdmin, needsTestUsers } from '../../helpers/requirements.js';
-import { tempDir } from '../../helpers/tmp.js';
+import { FIXTURES, tempDir } from '../../helpers/tmp.js';
 import { asUser, ensureUser } from '../../helpers/users.js';
 
 const admin = needsAdmin();
@@ -88,6 +88,23 @@ test('session error texts: "Error: <msg>" and a blank line, exit 255', { skip: a
     assert.ok(r.stderr.endsWith('\n\n'), JSON.stringify(r.stderr));
     assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
   }
+});
+
+test('a request for a signal this node lacks says why, in the session error form', {
+  skip: admin,
+}, async () => {
+  const vm = join(FIXTURES, 'vm-1s4c');
+  const r = await runCli(['session'], {
+    input: 'TIME board 0\nCPU_ENERGY package 0\n',
+    env: { JOULEGATE_SYSROOT: vm },
+  });
+  assert.equal(r.code, 255, r.stderr);
+  assert.equal(
+    r.stderr,
+    `Error: CPU_ENERGY: not available: POWERCAP: no RAPL zones under ${vm}/sys/class/powercap; ` +
+      'MSR: no /dev/cpu/0/msr (load the msr or msr-safe kernel module)\n\n',
+  );
+  assert.equal(r.stdout, '', 'nothing sampled before every request is known');
 });
 
 test('bad option values are argparse-style usage errors with exit 2', async () => {

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { VERSION } from '../../../src/platform/version.js';
 import { procStat, put } from '../../attribution/helpers.js';
 import { generateTree } from '../../fixtures/generate.js';
 import { runCli } from '../../helpers/cli.js';
@@ -215,6 +216,60 @@ describe('joulegate exporter', { skip }, () => {
     const body = (await scrape(e.url)).body;
     assert.equal(seriesValue(body, 'joulegate_consumers_tracked', 'node="n1"'), 1);
     assert.equal(seriesValue(body, 'joulegate_consumers_untracked', 'node="n1"'), 2); // jobs 101, 202, 404
+  });
+
+  it('a node without RAPL: which sources are missing and why, as metrics and once in the log', async () => {
+    const vm = join(FIXTURES, 'vm-1s4c');
+    const e = await start(vm, 'vm');
+    const first = (await scrape(e.url)).body;
+    const body = (await scrape(e.url)).body;
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+    assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}\n${body}`);
+    const available = (source: string) =>
+      seriesValue(body, 'joulegate_source_available', `node="vm",source="${source}"`);
+    assert.deepEqual(['POWERCAP', 'MSR', 'NVML', 'PROCFS', 'TIME'].map(available), [0, 0, 0, 1, 1]);
+    const noRapl = `no RAPL zones under ${vm}/sys/class/powercap`;
+    assert.equal(
+      seriesValue(
+        body,
+        'joulegate_source_unavailable_info',
+        `node="vm",source="POWERCAP",reason="${noRapl}"`,
+      ),
+      1,
+    );
+    assert.ok(!body.includes('source="PROCFS",reason='), 'a loaded source has no reason series');
+    assert.equal(
+      seriesValue(
+        body,
+        'joulegate_build_info',
+        `node="vm",version="${VERSION}",node_version="${process.version}"`,
+      ),
+      1,
+    );
+    assert.ok(!/^joulegate_package_energy_joules_total\{/m.test(body), body);
+    // The first scrape has the CPU utilisation rate pending, not failed.
+    assert.equal(seriesValue(first, 'joulegate_exporter_read_failures', 'node="vm"'), 0);
+    const log = e.stderr();
+    const once = (line: string) => assert.equal(log.split(line).length - 1, 1, `${line} once in:\n${log}`);
+    once(`joulegate exporter: source POWERCAP not available: ${noRapl}\n`);
+    once(
+      'joulegate exporter: not exported, no signal for them on this node: joulegate_package_energy_joules_total (CPU_ENERGY), ',
+    );
+    once(
+      'joulegate exporter: attribution: no consumers: no cgroup hierarchy at /sys/fs/cgroup (v2, or v1 with cpuacct): consumers are found as cgroups\n',
+    );
+  });
+
+  it('first scrape of a healthy node: no read failures; rates (power) appear from the second', async () => {
+    const e = await start(fullNode(), 'n1', { args: ['--consumers', 'none'] });
+    const first = (await scrape(e.url)).body;
+    assert.equal(seriesValue(first, 'joulegate_exporter_read_failures', 'node="n1"'), 0, first);
+    assert.equal(seriesValue(first, 'joulegate_package_energy_joules_total', 'node="n1",package="0"'), 0);
+    assert.equal(seriesValue(first, 'joulegate_package_power_watts', 'node="n1",package="0"'), undefined);
+    const second = (await scrape(e.url)).body;
+    assert.equal(seriesValue(second, 'joulegate_package_power_watts', 'node="n1",package="0"'), 0);
+    assert.equal(seriesValue(second, 'joulegate_source_available', 'node="n1",source="POWERCAP"'), 1);
+    assert.ok(!second.includes('joulegate_source_unavailable_info{node="n1",source="POWERCAP"'), second);
   });
 
   it('refuses bad options with one line', async () => {
