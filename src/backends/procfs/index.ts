@@ -146,6 +146,14 @@ export class ProcfsBackend extends TableBackend<ProcSnapshot> {
       this.missingSource('diskstats', 'no /sys/block to tell whole disks from partitions');
     }
     if (usable.has('diskstats')) this.disks = wholeDisks(root);
+    // Only virtual devices: a sum over no disk would read as 0 bytes moved, not as unknown.
+    if (usable.has('diskstats') && this.disks.size === 0) {
+      usable.delete('diskstats');
+      this.missingSource(
+        'diskstats',
+        'no entry of /sys/block has a device link (only virtual devices such as dm, md, loop, whose bytes are not counted)',
+      );
+    }
     const signals: ProcSignalDef[] = [...this.cpuSignals(), ...this.byteSignals(usable)];
     return { signals };
   }

@@ -264,6 +264,23 @@ describe('PROCFS backend', () => {
     assert.match(p2.diagnostics().find((d) => d.backend === 'PROCFS')!.reason, /proc\/stat not found/);
   });
 
+  it('disk bytes are unavailable, with the reason, when /sys/block holds only virtual devices', async () => {
+    const root = copyFixture('server-2s4c2t');
+    for (const disk of wholeDisks(new Sysroot(root)))
+      rmSync(join(root, 'sys/block', disk, 'device'), { recursive: true });
+    const pio = await load(root);
+    assert.equal(
+      pio.isValidSignal('PROCFS::DISK_READ_BYTES'),
+      false,
+      'no sum over no disk (it would read 0)',
+    );
+    assert.equal(pio.isValidSignal('PROCFS::MEMORY_USED'), true, 'the other sources stay');
+    const why = pio.diagnostics().filter((d) => d.signal?.startsWith('PROCFS::DISK_'));
+    assert.equal(why.length, 2);
+    for (const d of why) assert.match(d.reason, /no entry of \/sys\/block has a device link/);
+    await pio.close();
+  });
+
   it('derives perun sensors: per-CPU utilisation as cpu, memory as ram, disk and net', async () => {
     const pio = await load(`${FIXTURES}vm-1s4c`);
     const backend = pio.loadedBackends()[0]!;
