@@ -112,6 +112,10 @@ export class CpufreqBackend extends TableBackend<FreqSnapshot> {
       behavior: attr.behavior,
       units: attr.units,
       available: (cpu) => this.policyIndex(cpu) >= 0 && this.present[a]![this.policyIndex(cpu)]!,
+      whyUnavailable: (cpu) => {
+        const policy = this.policies[this.policyIndex(cpu)];
+        return policy ? `${policy.dir}/${attr.attribute} is missing` : `no cpufreq policy governs cpu ${cpu}`;
+      },
       read: (cpu, ctx) => this.value(a, cpu, ctx),
     };
   }
