@@ -137,6 +137,12 @@ export function discoverZones(root: Sysroot, problems: string[] = []): Zone[] {
   const parsed = entries
     .map((e) => ({ entry: e, id: parseZoneDirName(e) }))
     .filter((x) => x.id !== undefined);
+  // A zone-like name we cannot parse (procfs's capture has `intel-rapl:a`) is named, not dropped.
+  for (const entry of entries.filter((e) => /^intel-rapl(-mmio)?:/.test(e) && !parseZoneDirName(e))) {
+    problems.push(
+      `${POWERCAP_DIR}/${entry}: not a zone name joulegate knows (intel-rapl:N[:M], decimal); left out`,
+    );
+  }
   const byParent = new Map<string, number | undefined>();
   const zones: Zone[] = [];
   // Parents first so subzones can inherit their package id.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { PowercapBackend } from '../../../src/backends/powercap/index.js';
@@ -199,6 +199,19 @@ test('a package without a RAPL zone loses that package only, named with the reas
     /not available at package 1: no package RAPL zone/,
   );
   assert.equal(await pio.readSignal('CPU_ENERGY', Package, 0), 123456.789012);
+});
+
+test('a zone-like directory whose name does not parse is named in diagnostics', async () => {
+  const { root, ctx } = fixtureContext('intel-2s');
+  cpSync(join(root, RAPL, 'intel-rapl:0'), join(root, RAPL, 'intel-rapl:x'), { recursive: true });
+  const b = new PowercapBackend();
+  await b.setup(ctx);
+  const reasons = b.diagnostics().map((d) => d.reason);
+  assert.ok(
+    reasons.some((r) => /intel-rapl:x: not a zone name joulegate knows/.test(r)),
+    reasons.join('\n'),
+  );
+  assert.equal(await b.readSignal('POWERCAP::CPU_ENERGY', Package, 0), 123456.789012);
 });
 
 test('no powercap tree: the backend says it is unavailable', async () => {
