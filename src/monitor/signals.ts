@@ -57,7 +57,7 @@ function resolveName(candidates: readonly string[], all: readonly string[]): str
 
 export interface Selection {
   series: SeriesSpec[];
-  /** Why something expected was not selected (filtered out, wrong units). */
+  /** Why something expected was not selected (filtered out, wrong units, absent at an index). */
   notes: string[];
 }
 
@@ -96,6 +96,11 @@ export function selectSeries(
       const id = sensorId(name, domain, index);
       if (!passes(id, filters.includeSensors, filters.excludeSensors)) {
         notes.push(`${id}: filtered out by configuration`);
+        continue;
+      }
+      const missing = pio.whyUnavailable(name, domain, index);
+      if (missing !== undefined) {
+        notes.push(`${name} ${domainName(domain)} ${index}: ${missing}`);
         continue;
       }
       series.push({

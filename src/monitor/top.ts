@@ -72,7 +72,7 @@ export interface TopOptions {
   gpu?: GpuUseSource;
   signal?: AbortSignal;
   onTable: (table: TopTable) => void;
-  /** One line about a consumer that could not be followed. */
+  /** One line about something left out: a consumer that could not be followed, a source a domain lacks. */
   warn?: (line: string) => void;
 }
 
@@ -176,7 +176,9 @@ function refreshConsumers(
 
 export async function runTop(opts: TopOptions): Promise<void> {
   const { pio, root } = opts;
-  const series = selectSeries(pio).series;
+  const { series, notes } = selectSeries(pio);
+  // The same account of what is missing (a package without RAPL) as monitor and sensors give.
+  for (const note of notes) opts.warn?.(`not attributed: ${note}`);
   const cpus = hostCpus(pio);
   const estimator = cpuEstimator({ tdp: opts.estimateTdp, threads: 0 }, cpus.model, cpus.count);
   const sources = energySources(series, estimator);

@@ -55,6 +55,8 @@ export interface Backend {
    * sensor on one package only). Absent means every index of the native domain.
    */
   isSignalAvailable?(name: string, idx: number): boolean;
+  /** Why isSignalAvailable is false at that index, in words; undefined where it is true. */
+  whyUnavailable?(name: string, idx: number): string | undefined;
 
   pushSignal(name: string, domain: DomainType, idx: number): number;
   pushControl(name: string, domain: DomainType, idx: number): number;

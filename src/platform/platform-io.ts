@@ -191,6 +191,31 @@ export class PlatformIO {
     throw new JoulegateError(errors.map(errorMessage).join('; '));
   }
 
+  /**
+   * Why a signal read at (domain, idx) has no value on this node, undefined when it has one:
+   * every native index inside must exist (a sum missing one package would understate). The one
+   * availability answer monitor, sensors, exporter, top and session share.
+   */
+  whyUnavailable(name: string, domain: DomainType, idx: number): string | undefined {
+    const backend = this.signalBackend(name);
+    if (!backend) return `no backend offers ${name}`;
+    const info = backend.signalInfo(name);
+    let natives: number[];
+    try {
+      natives = this.signalIndices(name, info, domain, idx);
+    } catch (err) {
+      return errorMessage(err);
+    }
+    for (const native of natives) {
+      if (backend.isSignalAvailable?.(name, native) === false) {
+        return (
+          backend.whyUnavailable?.(name, native) ?? `not present at ${domainName(info.domain)} ${native}`
+        );
+      }
+    }
+    return undefined;
+  }
+
   pushSignal(name: string, domain: DomainType, idx: number): number {
     if (this.frozen) throw new JoulegateError('cannot push a signal after readBatch() or adjust()');
     const handle = this.firstThatServes(name, 'signal', (b) => {

@@ -23,6 +23,8 @@ export interface SignalDef<S> extends SignalSpec {
   rate?: boolean;
   /** Indices where this signal exists (default: all of its domain). */
   available?(idx: number): boolean;
+  /** Why it does not exist at an index `available` refuses (`no RAPL zone for package 1`). */
+  whyUnavailable?(idx: number): string;
 }
 
 export interface ControlDef<S> extends SignalDef<S> {
@@ -147,6 +149,15 @@ export abstract class TableBackend<S> implements Backend {
     return def.available ? def.available(idx) : true;
   }
 
+  whyUnavailable(name: string, idx: number): string | undefined {
+    return this.unavailableReason(this.signalDef(name), idx);
+  }
+
+  private unavailableReason(def: SignalDef<S>, idx: number): string | undefined {
+    if (!def.available || def.available(idx)) return undefined;
+    return def.whyUnavailable?.(idx) ?? `not present at ${domainName(def.domain)} ${idx}`;
+  }
+
   diagnostics(): Diagnostic[] {
     return [...this.problems];
   }
@@ -209,8 +220,9 @@ export abstract class TableBackend<S> implements Backend {
       );
     }
     this.topology.checkIndex(domain, idx);
-    if (def.available && !def.available(idx)) {
-      throw new InvalidArgumentError(`${name} is not available at ${domainName(domain)} ${idx}`);
+    const why = this.unavailableReason(def, idx);
+    if (why !== undefined) {
+      throw new InvalidArgumentError(`${name} is not available at ${domainName(domain)} ${idx}: ${why}`);
     }
   }
 

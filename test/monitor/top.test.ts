@@ -153,6 +153,36 @@ describe('joulegate top (CLI)', () => {
     }
   });
 
+  it('a package without a RAPL zone: the other is attributed, and the missing one is named', async () => {
+    const root = node();
+    rmSync(join(root, 'sys/class/powercap/intel-rapl:1'), { recursive: true });
+    rmSync(join(root, 'sys/class/powercap/intel-rapl:1:0'), { recursive: true });
+    const pio = await loadPlatform({ sysroot: new Sysroot(root) });
+    const warnings: string[] = [];
+    const tables: TopTable[] = [];
+    await runTop({
+      pio,
+      root: new Sysroot(root),
+      periodS: 0.05,
+      iterations: 1,
+      limit: 3,
+      idleShare: 'none',
+      estimateTdp: 0,
+      warn: (line) => warnings.push(line),
+      onTable: (t) => tables.push(t),
+    });
+    await pio.close();
+    assert.equal(tables.length, 1);
+    assert.ok(
+      warnings.some((w) =>
+        /not attributed: CPU_ENERGY package 1: no package RAPL zone with an energy counter for package 1/.test(
+          w,
+        ),
+      ),
+      warnings.join('\n'),
+    );
+  });
+
   it('on a terminal: each table replaces the last, until Ctrl-C', async () => {
     const root = node();
     const spec = {

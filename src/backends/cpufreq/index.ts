@@ -15,7 +15,7 @@ import { BackendUnavailableError, registerBackend } from '../registry.js';
 import { RequestPlan } from '../request-plan.js';
 import { SysfsNumberFile } from '../sysfs-reader.js';
 import { CPUFREQ_ATTRIBUTES, type SysfsAttribute } from './attributes.js';
-import { CPUFREQ_DIR, discoverPolicies, type Policy, parseSysfsNumber } from './parse.js';
+import { CPU_DIR, CPUFREQ_DIR, discoverPolicies, type Policy, parseSysfsNumber } from './parse.js';
 
 /** Values of the polled (non-constant) files read in one batch, by slot = attribute × policy. */
 interface FreqSnapshot {
@@ -105,13 +105,17 @@ export class CpufreqBackend extends TableBackend<FreqSnapshot> {
     return {
       name: attr.name,
       aliases: attr.alias ? [attr.alias] : [],
-      description: `${attr.description} (${CPUFREQ_DIR}/policy*/${attr.attribute})`,
+      description: `${attr.description} (${CPUFREQ_DIR}/policy*/${attr.attribute} or ${CPU_DIR}/cpu*/cpufreq/${attr.attribute})`,
       domain: Domain.Cpu,
       aggregation: attr.aggregation,
       format: attr.format,
       behavior: attr.behavior,
       units: attr.units,
       available: (cpu) => this.policyIndex(cpu) >= 0 && this.present[a]![this.policyIndex(cpu)]!,
+      whyUnavailable: (cpu) => {
+        const policy = this.policies[this.policyIndex(cpu)];
+        return policy ? `${policy.dir}/${attr.attribute} is missing` : `no cpufreq policy governs cpu ${cpu}`;
+      },
       read: (cpu, ctx) => this.value(a, cpu, ctx),
     };
   }
@@ -288,7 +292,7 @@ registerBackend({
     const policies = discoverPolicies(ctx.sysroot);
     if (policies.length === 0) {
       throw new BackendUnavailableError(
-        `no cpufreq policies under ${CPUFREQ_DIR} (VM without a cpufreq driver?)`,
+        `no cpufreq policies under ${CPUFREQ_DIR} nor ${CPU_DIR}/cpu*/cpufreq (VM without a cpufreq driver?)`,
       );
     }
     return new CpufreqBackend(policies);

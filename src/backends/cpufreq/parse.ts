@@ -36,7 +36,16 @@ export function parsePolicyCpus(text: string, file: string): number[] {
   return cpus;
 }
 
-/** Lists the policies under the sysroot; [] when cpufreq has no driver here. */
+/** Where each CPU has its own directory (`cpuN/`), holding `cpufreq/` on kernels without policies. */
+export const CPU_DIR = '/sys/devices/system/cpu';
+
+/**
+ * Lists the frequency policies under the sysroot; [] when cpufreq has no driver here. Two layouts
+ * exist: `cpufreq/policyN` (with `cpuN/cpufreq` a link to it) and, on older kernels, a
+ * `cpuN/cpufreq` directory per CPU with no policy directory. A CPU no policy governs is taken
+ * from its own directory, which speaks for that CPU alone (its related_cpus is not trusted:
+ * captures list CPU 0 in every one).
+ */
 export function discoverPolicies(root: Sysroot): Policy[] {
   const out: Policy[] = [];
   for (const entry of root.list(CPUFREQ_DIR)) {
@@ -47,6 +56,13 @@ export function discoverPolicies(root: Sysroot): Policy[] {
     const cpus = root.exists(file) ? parsePolicyCpus(root.readText(file), file) : [];
     // A policy whose CPUs are all offline governs nothing we can address.
     if (cpus.length > 0) out.push({ id: Number(m[1]), dir, cpus });
+  }
+  const governed = new Set(out.flatMap((p) => p.cpus));
+  for (const entry of root.list(CPU_DIR)) {
+    const m = /^cpu(\d+)$/.exec(entry);
+    const dir = `${CPU_DIR}/${entry}/cpufreq`;
+    if (!m || governed.has(Number(m[1])) || !root.exists(`${dir}/scaling_driver`)) continue;
+    out.push({ id: Number(m[1]), dir, cpus: [Number(m[1])] });
   }
   return out.sort((a, b) => a.id - b.id);
 }

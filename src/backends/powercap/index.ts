@@ -172,6 +172,7 @@ export class PowercapBackend extends TableBackend<Snapshot> {
     const what = KIND_SIGNALS[kind].what;
     const common = { domain, aggregation: Aggregation.Sum, format: FormatType.Double };
     const available = (idx: number) => (byIdx.get(idx)?.length ?? 0) > 0;
+    const whyUnavailable = (idx: number) => `no ${kind} RAPL zone with an energy counter for package ${idx}`;
     const energyAt = (idx: number, snap: Snapshot): number => {
       let sum = 0;
       for (const z of byIdx.get(idx) ?? []) {
@@ -191,6 +192,7 @@ export class PowercapBackend extends TableBackend<Snapshot> {
         behavior: Behavior.Monotone,
         units: Units.Joules,
         available,
+        whyUnavailable,
         read: (idx, ctx) => energyAt(idx, ctx.current),
       },
       {
@@ -202,6 +204,7 @@ export class PowercapBackend extends TableBackend<Snapshot> {
         units: Units.Watts,
         rate: true,
         available,
+        whyUnavailable,
         read: (idx, ctx) => {
           if (!ctx.previous) return Number.NaN;
           const dt = ctx.current.time - ctx.previous.time;

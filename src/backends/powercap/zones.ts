@@ -62,13 +62,33 @@ export interface Zone {
 export const ENERGY_DENIED_REASON =
   'root-only since Linux 5.10 (CVE-2020-8694); read it through joulegated with an access grant';
 
-function optionalNumber(root: Sysroot, path: string): number | undefined {
-  if (!root.exists(path) || !root.readable(path)) return undefined;
-  return Number(readUnsigned(root, path));
+/**
+ * An attribute only a bound depends on: empty, torn, garbled or refused loses that bound alone,
+ * the reason kept in `problems` (a refusal is a reason too, never a silent gap).
+ */
+function optionalNumber(root: Sysroot, path: string, feeds: string, problems: string[]): number | undefined {
+  if (!root.exists(path)) return undefined;
+  try {
+    return Number(readUnsigned(root, path));
+  } catch (err) {
+    problems.push(`${(err as Error).message}; ${feeds} is not known`);
+    return undefined;
+  }
+}
+
+/** A constraint's name, or '' when its file is absent or unreadable (the reason kept). */
+function constraintName(root: Sysroot, file: string, problems: string[]): string {
+  if (!root.exists(file)) return '';
+  try {
+    return root.readText(file).trim();
+  } catch (err) {
+    problems.push(`${(err as Error).message}; the constraint is taken as unnamed`);
+    return '';
+  }
 }
 
 /** Reads the constraints of a zone and picks the long-term one (falls back to constraint 0). */
-function readLongTerm(root: Sysroot, dir: string): Constraint | undefined {
+function readLongTerm(root: Sysroot, dir: string, problems: string[]): Constraint | undefined {
   const indices = root
     .list(dir)
     .map((f) => /^constraint_(\d+)_power_limit_uw$/.exec(f))
@@ -76,17 +96,27 @@ function readLongTerm(root: Sysroot, dir: string): Constraint | undefined {
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b);
   if (indices.length === 0) return undefined;
-  const named = indices.map((i) => {
-    const file = `${dir}/constraint_${i}_name`;
-    return { i, name: root.exists(file) ? root.readText(file).trim() : '' };
-  });
+  const named = indices.map((i) => ({
+    i,
+    name: constraintName(root, `${dir}/constraint_${i}_name`, problems),
+  }));
   const pick = named.find((c) => c.name === 'long_term') ?? named[0]!;
   const p = `${dir}/constraint_${pick.i}`;
   const c: Constraint = { index: pick.i, name: pick.name };
-  const maxPowerUw = optionalNumber(root, `${p}_max_power_uw`);
-  const minPowerUw = optionalNumber(root, `${p}_min_power_uw`);
-  const maxTimeWindowUs = optionalNumber(root, `${p}_max_time_window_us`);
-  const minTimeWindowUs = optionalNumber(root, `${p}_min_time_window_us`);
+  const maxPowerUw = optionalNumber(root, `${p}_max_power_uw`, 'the largest power limit', problems);
+  const minPowerUw = optionalNumber(root, `${p}_min_power_uw`, 'the smallest power limit', problems);
+  const maxTimeWindowUs = optionalNumber(
+    root,
+    `${p}_max_time_window_us`,
+    'the longest time window',
+    problems,
+  );
+  const minTimeWindowUs = optionalNumber(
+    root,
+    `${p}_min_time_window_us`,
+    'the shortest time window',
+    problems,
+  );
   return {
     ...c,
     ...(maxPowerUw !== undefined ? { maxPowerUw } : {}),
@@ -99,13 +129,20 @@ function readLongTerm(root: Sysroot, dir: string): Constraint | undefined {
 /**
  * Finds every RAPL zone under /sys/class/powercap. Subzones take their package from the parent
  * zone (`intel-rapl:1:0` belongs to whatever package `intel-rapl:1` names). A zone whose files
- * are garbled is reported through `problems` and skipped.
+ * required files (name, max_energy_range_uj beside energy_uj) are garbled is reported through
+ * `problems` and skipped; an optional attribute loses only what it feeds (see optionalNumber).
  */
 export function discoverZones(root: Sysroot, problems: string[] = []): Zone[] {
   const entries = root.list(POWERCAP_DIR);
   const parsed = entries
     .map((e) => ({ entry: e, id: parseZoneDirName(e) }))
     .filter((x) => x.id !== undefined);
+  // A zone-like name we cannot parse (procfs's capture has `intel-rapl:a`) is named, not dropped.
+  for (const entry of entries.filter((e) => /^intel-rapl(-mmio)?:/.test(e) && !parseZoneDirName(e))) {
+    problems.push(
+      `${POWERCAP_DIR}/${entry}: not a zone name joulegate knows (intel-rapl:N[:M], decimal); left out`,
+    );
+  }
   const byParent = new Map<string, number | undefined>();
   const zones: Zone[] = [];
   // Parents first so subzones can inherit their package id.
@@ -121,6 +158,7 @@ export function discoverZones(root: Sysroot, problems: string[] = []): Zone[] {
         throw new ParseError(`${dir}: cannot tell which package the ${kind} zone belongs to`);
       }
       const hasEnergy = root.exists(`${dir}/energy_uj`);
+      if (!hasEnergy) problems.push(`${dir}/energy_uj: missing; the ${kind} zone has no energy counter`);
       let modulusUj = 0n;
       if (hasEnergy) {
         const rangePath = `${dir}/max_energy_range_uj`;
@@ -129,11 +167,11 @@ export function discoverZones(root: Sysroot, problems: string[] = []): Zone[] {
       const zone: Zone = { dir, id: id!, kind, modulusUj, hasEnergy };
       if (packageId !== undefined) zone.packageId = packageId;
       if (hasEnergy && !root.readable(`${dir}/energy_uj`)) zone.energyDenied = ENERGY_DENIED_REASON;
-      const longTerm = readLongTerm(root, dir);
+      const longTerm = readLongTerm(root, dir, problems);
       if (longTerm) zone.longTerm = longTerm;
       zones.push(zone);
     } catch (err) {
-      problems.push((err as Error).message);
+      problems.push(`${(err as Error).message}; zone ${dir} left out`);
     }
   }
   return zones.sort((a, b) => a.dir.localeCompare(b.dir, 'en', { numeric: true }));

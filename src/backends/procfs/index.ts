@@ -145,9 +145,37 @@ export class ProcfsBackend extends TableBackend<ProcSnapshot> {
       usable.delete('diskstats');
       this.missingSource('diskstats', 'no /sys/block to tell whole disks from partitions');
     }
-    if (usable.has('diskstats')) this.disks = wholeDisks(root);
+    if (usable.has('diskstats')) {
+      const why = this.countDisks(root);
+      if (why !== undefined) {
+        usable.delete('diskstats');
+        this.missingSource('diskstats', why);
+      }
+    }
     const signals: ProcSignalDef[] = [...this.cpuSignals(), ...this.byteSignals(usable)];
     return { signals };
+  }
+
+  /**
+   * Keeps the whole disks /proc/diskstats counts; the reason when there is none, since a sum over
+   * no disk would read as 0 bytes moved rather than as unknown. A diskstats that does not parse
+   * now is left to fail at read time with its own error.
+   */
+  private countDisks(root: Sysroot): string | undefined {
+    this.disks = wholeDisks(root);
+    if (this.disks.size === 0) {
+      return 'no entry of /sys/block has a device link (only virtual devices such as dm, md, loop, whose bytes are not counted)';
+    }
+    const file = this.files.get('diskstats')!;
+    let listed: Set<string>;
+    try {
+      listed = new Set(parseDiskstats(file.read(), file.label).map((d) => d.name));
+    } catch {
+      return undefined;
+    }
+    this.disks = new Set([...this.disks].filter((d) => listed.has(d)));
+    if (this.disks.size > 0) return undefined;
+    return `none of the whole disks of /sys/block (entries with a device link) is in ${SOURCES.diskstats}; entries without a device link are taken as virtual and not counted`;
   }
 
   private missingSource(source: Source, reason: string): void {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { openPlatform } from '../../backends/open-platform.js';
+import type { Diagnostic } from '../../platform/backend.js';
 import { availableSensors } from '../../platform/sensors.js';
 
 /** `joulegate sensors [--all] [--json]`: what can be measured here, and what cannot and why. */
@@ -18,6 +19,7 @@ export function register(program: Command): void {
       const pio = await openPlatform();
       try {
         const rows: { sensor: string; backend: string; device: string; unit: string }[] = [];
+        const selection = selectSeries(pio);
         if (opts.all) {
           for (const b of pio.loadedBackends()) {
             for (const [id, [backend, device, unit]] of Object.entries(availableSensors(b, pio.topology))) {
@@ -25,7 +27,7 @@ export function register(program: Command): void {
             }
           }
         } else {
-          for (const s of selectSeries(pio).series) {
+          for (const s of selection.series) {
             rows.push({
               sensor: s.id,
               backend: s.backend,
@@ -35,7 +37,11 @@ export function register(program: Command): void {
           }
         }
         rows.sort((a, b) => a.backend.localeCompare(b.backend) || a.sensor.localeCompare(b.sensor));
-        const missing = pio.diagnostics();
+        // A domain a source lacks (a package without RAPL) is named with the monitor's reason.
+        const missing: Diagnostic[] = [
+          ...pio.diagnostics(),
+          ...selection.notes.map((reason) => ({ backend: 'monitor', reason })),
+        ];
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ sensors: rows, unavailable: missing }, null, 2)}\n`);
           return;

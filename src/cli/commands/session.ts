@@ -121,6 +121,7 @@ async function session(opts: RawOptions): Promise<void> {
         sinks: { trace: trace?.write, report: report?.write },
         host: hostname(),
         signal: stop.signal,
+        warn: (line) => process.stderr.write(`joulegate session: ${line}\n`),
       });
     } finally {
       stop.release();

@@ -14,6 +14,10 @@ export interface RequestContext {
   numDomain(domain: DomainType): number;
   /** Throws for an unknown signal. */
   nativeDomain(name: string): DomainType;
+  /** Why a signal has no value at one index (absent: every index has one). */
+  whyUnavailable?(name: string, domain: DomainType, idx: number): string | undefined;
+  /** Told of each index a `*` request leaves out, with the reason. */
+  leftOut?(note: string): void;
 }
 
 /** A request stream the session cannot use; the message is geopmsession's wording. */
@@ -44,8 +48,13 @@ function parseLine(line: string, words: string[], ctx: RequestContext): ReadRequ
     throw new RequestError(`Unable to convert values into a read request: "${line}"`);
   }
   if (idxWord === '*') {
-    const count = ctx.numDomain(domain);
-    return Array.from({ length: count }, (_, idx) => ({ name, domain, idx }));
+    // `*` asks for every index there is: one a source lacks is left out and named, not fatal.
+    const every = Array.from({ length: ctx.numDomain(domain) }, (_, idx) => ({ name, domain, idx }));
+    return every.filter(({ idx }) => {
+      const why = ctx.whyUnavailable?.(name, domain, idx);
+      if (why !== undefined) ctx.leftOut?.(`${name} ${domainName(domain)} ${idx}: ${why}`);
+      return why === undefined;
+    });
   }
   const idx = parseDomainIndex(idxWord);
   if (idx === undefined) throw new RequestError(`Unable to convert values into a read request: "${line}"`);

@@ -37,6 +37,8 @@ export interface SessionDeps {
   /** Aborted by SIGINT/SIGTERM: sampling stops, the report is still written. */
   signal?: AbortSignal;
   isAlive?: (pid: number) => boolean;
+  /** One line for the user (stderr): what a request left out and why. */
+  warn?: (line: string) => void;
   wallClock?: () => string;
 }
 
@@ -105,6 +107,8 @@ export async function runSession(config: SessionConfig, deps: SessionDeps): Prom
   const ctx = {
     numDomain: (d: Parameters<typeof pio.topology.numDomain>[0]) => pio.topology.numDomain(d),
     nativeDomain: (name: string) => describe(name).domain,
+    whyUnavailable: pio.whyUnavailable.bind(pio),
+    leftOut: (note: string) => deps.warn?.(`left out: ${note}`),
   };
   const requests = parseRequests(deps.requestLines, ctx);
   const formats = requests.map((r) => describe(r.name).format);

@@ -121,6 +121,11 @@ export class NodeSampler {
       const domain = DOMAIN_OF[rule.device];
       const count = rule.device === 'board' ? 1 : pio.topology.numDomain(domain);
       for (let index = 0; index < count; index++) {
+        const missing = pio.whyUnavailable(signal, domain, index);
+        if (missing !== undefined) {
+          this.notes.push(`${signal} ${rule.device} ${index}: not exported (${missing})`);
+          continue;
+        }
         try {
           const handle = pio.pushSignal(signal, domain, index);
           const counter = rule.type === 'counter' ? new ExportedCounter() : undefined;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { discoverPolicies, parsePolicyCpus, parseSysfsNumber } from '../../../src/backends/cpufreq/parse.js';
@@ -53,8 +53,31 @@ describe('CPUFREQ backend', () => {
     assert.equal(pio.loadedBackends().length, 0);
     assert.match(
       pio.diagnostics().find((d) => d.backend === 'CPUFREQ')!.reason,
-      /no cpufreq policies under \/sys\/devices\/system\/cpu\/cpufreq \(VM without a cpufreq driver\?\)/,
+      /no cpufreq policies under \/sys\/devices\/system\/cpu\/cpufreq nor \/sys\/devices\/system\/cpu\/cpu\*\/cpufreq \(VM without a cpufreq driver\?\)/,
     );
+  });
+
+  it('reads per-CPU cpuN/cpufreq directories where the kernel keeps no policyN', async () => {
+    const root = copyFixture('server-2s4c2t');
+    const cpuDir = join(root, 'sys/devices/system/cpu');
+    const policies = discoverPolicies(new Sysroot(root));
+    const expected = new Map<number, number>();
+    for (const policy of policies) {
+      const speed = Number(readFileSync(join(root, policy.dir, 'scaling_cur_freq'), 'utf8')) * 1000;
+      for (const cpu of policy.cpus) {
+        cpSync(join(root, policy.dir), join(cpuDir, `cpu${cpu}`, 'cpufreq'), { recursive: true });
+        // Old kernels' related_cpus may name another CPU: the directory speaks for its own CPU.
+        writeFileSync(join(cpuDir, `cpu${cpu}`, 'cpufreq', 'related_cpus'), '0\n');
+        expected.set(cpu, speed);
+      }
+    }
+    rmSync(join(cpuDir, 'cpufreq'), { recursive: true });
+    assert.ok(expected.size > 1, 'the fixture has CPUs with cpufreq');
+    const pio = await load(root);
+    for (const [cpu, hz] of expected) {
+      assert.equal(await pio.readSignal('CPUFREQ::SCALING_CUR_FREQ', DomainType.Cpu, cpu), hz, `cpu ${cpu}`);
+    }
+    await pio.close();
   });
 
   it('serves the policy files in Hz on the cpu domain, each CPU from its policy', async () => {

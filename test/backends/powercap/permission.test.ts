@@ -56,3 +56,20 @@ console.log(JSON.stringify(pio.diagnostics()));`;
   assert.ok(diags.some((d) => d.signal === 'POWERCAP::CPU_POWER' && REASON.test(d.reason)));
   assert.ok(!diags.some((d) => d.signal === 'POWERCAP::DRAM_ENERGY'));
 });
+
+test('an unreadable optional constraint file is a reason shown, and costs only its bound', {
+  skip,
+}, async () => {
+  const root = copyFixture('energy/intel-2s');
+  chmodSync(root, 0o755);
+  chmodSync(join(root, 'sys/class/powercap/intel-rapl:0/constraint_0_max_power_uw'), 0o400);
+  const sensors = await asTestUser(root, [CLI, 'sensors', '--all']);
+  assert.equal(sensors.code, 0, sensors.stderr);
+  assert.match(
+    sensors.stdout,
+    /intel-rapl:0\/constraint_0_max_power_uw: .*permission denied.*; the largest power limit is not known/i,
+  );
+  assert.match(sensors.stdout, /POWERCAP::CPU_ENERGY-package-0/, 'the zone stays');
+  assert.match(sensors.stdout, /POWERCAP::CPU_POWER_LIMIT_MAX-package-1/, 'package 1 keeps its bound');
+  assert.doesNotMatch(sensors.stdout, /POWERCAP::CPU_POWER_LIMIT_MAX-package-0/);
+});

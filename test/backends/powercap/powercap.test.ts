@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { PowercapBackend } from '../../../src/backends/powercap/index.js';
 import { parseZoneDirName, parseZoneName } from '../../../src/backends/powercap/zones.js';
 import { DomainType } from '../../../src/platform/domains.js';
-import { fixtureContext, powercapPlatform, scriptedClock } from '../../helpers/backend-fixtures.js';
+import {
+  fixtureContext,
+  platformWith,
+  powercapPlatform,
+  scriptedClock,
+} from '../../helpers/backend-fixtures.js';
 import { runCli } from '../../helpers/cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 
@@ -154,6 +159,58 @@ test('a zone with a garbled name is reported, the others still load', async () =
     .join('\n');
   assert.match(reasons, /intel-rapl:1\/name: unknown RAPL zone name "mystery"/);
   assert.match(reasons, /intel-rapl:2\/max_energy_range_uj: no such file/);
+  assert.equal(await b.readSignal('POWERCAP::CPU_ENERGY', Package, 0), 123456.789012);
+});
+
+test('an empty optional constraint file loses only the bound it states, with the reason', async () => {
+  const { root, ctx } = fixtureContext('intel-2s');
+  writeFileSync(join(root, RAPL, 'intel-rapl:0/constraint_0_max_power_uw'), '');
+  const b = new PowercapBackend();
+  const pio = await platformWith(ctx, b);
+  const reasons = b.diagnostics().map((d) => d.reason);
+  assert.ok(
+    reasons.some((r) =>
+      /intel-rapl:0\/constraint_0_max_power_uw: .*; the largest power limit is not known/.test(r),
+    ),
+    reasons.join('\n'),
+  );
+  assert.equal(pio.whyUnavailable('CPU_POWER_LIMIT_DEFAULT', Package, 0) !== undefined, true);
+  assert.equal(
+    pio.whyUnavailable('CPU_POWER_LIMIT_DEFAULT', Package, 1),
+    undefined,
+    'package 1 keeps its bound',
+  );
+  assert.equal(await pio.readSignal('CPU_POWER_LIMIT_DEFAULT', Package, 1), 165);
+  assert.equal(await pio.readSignal('CPU_ENERGY', Package, 0), 123456.789012, 'the zone itself stays');
+  assert.equal(await pio.readSignal('CPU_POWER_MIN_AVAIL', Package, 0), 40);
+});
+
+test('a package without a RAPL zone loses that package only, named with the reason', async () => {
+  const { root, ctx } = fixtureContext('intel-2s');
+  writeFileSync(join(root, RAPL, 'intel-rapl:1/name'), 'mystery\n');
+  const pio = await platformWith(ctx, new PowercapBackend());
+  assert.equal(pio.whyUnavailable('CPU_ENERGY', Package, 0), undefined);
+  const why = pio.whyUnavailable('CPU_ENERGY', Package, 1);
+  assert.match(why ?? '', /no package RAPL zone with an energy counter for package 1/);
+  // A board-wide sum would understate without package 1: it is unavailable too, for that reason.
+  assert.equal(pio.whyUnavailable('CPU_ENERGY', Board, 0), why);
+  assert.throws(
+    () => pio.pushSignal('CPU_ENERGY', Package, 1),
+    /not available at package 1: no package RAPL zone/,
+  );
+  assert.equal(await pio.readSignal('CPU_ENERGY', Package, 0), 123456.789012);
+});
+
+test('a zone-like directory whose name does not parse is named in diagnostics', async () => {
+  const { root, ctx } = fixtureContext('intel-2s');
+  cpSync(join(root, RAPL, 'intel-rapl:0'), join(root, RAPL, 'intel-rapl:x'), { recursive: true });
+  const b = new PowercapBackend();
+  await b.setup(ctx);
+  const reasons = b.diagnostics().map((d) => d.reason);
+  assert.ok(
+    reasons.some((r) => /intel-rapl:x: not a zone name joulegate knows/.test(r)),
+    reasons.join('\n'),
+  );
   assert.equal(await b.readSignal('POWERCAP::CPU_ENERGY', Package, 0), 123456.789012);
 });
 

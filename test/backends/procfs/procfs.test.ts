@@ -264,6 +264,47 @@ describe('PROCFS backend', () => {
     assert.match(p2.diagnostics().find((d) => d.backend === 'PROCFS')!.reason, /proc\/stat not found/);
   });
 
+  it('disk bytes are unavailable, with the reason, when /sys/block holds only virtual devices', async () => {
+    const root = copyFixture('server-2s4c2t');
+    for (const disk of wholeDisks(new Sysroot(root)))
+      rmSync(join(root, 'sys/block', disk, 'device'), { recursive: true });
+    const pio = await load(root);
+    assert.equal(
+      pio.isValidSignal('PROCFS::DISK_READ_BYTES'),
+      false,
+      'no sum over no disk (it would read 0)',
+    );
+    assert.equal(pio.isValidSignal('PROCFS::MEMORY_USED'), true, 'the other sources stay');
+    const why = pio.diagnostics().filter((d) => d.signal?.startsWith('PROCFS::DISK_'));
+    assert.equal(why.length, 2);
+    for (const d of why) assert.match(d.reason, /no entry of \/sys\/block has a device link/);
+    await pio.close();
+  });
+
+  it('disk bytes count the whole disks diskstats lists, and are unavailable when it lists none', async () => {
+    const root = copyFixture('server-2s4c2t');
+    const diskstats = join(root, 'proc/diskstats');
+    const lines = readFileSync(diskstats, 'utf8').split('\n');
+    const lineOf = (name: string) => lines.filter((l) => l.trim().split(/\s+/)[2] === name);
+    const sectorsRead = (name: string) => Number(lineOf(name)[0]!.trim().split(/\s+/)[5]);
+    // Only sda listed among the whole disks: the sum is sda's alone, and metadata says so.
+    writeFileSync(diskstats, lines.filter((l) => !l.includes('nvme0n1')).join('\n'));
+    const some = await load(root);
+    assert.equal(
+      await some.readSignal('PROCFS::DISK_READ_BYTES', DomainType.Board, 0),
+      sectorsRead('sda') * 512,
+    );
+    assert.deepEqual(some.loadedBackends()[0]!.metadata().whole_disks, ['sda']);
+    await some.close();
+    // No whole disk listed (a capture whose sysfs and procfs come from different machines).
+    writeFileSync(diskstats, lines.filter((l) => !/ (sda|nvme0n1)\b/.test(l)).join('\n'));
+    const none = await load(root);
+    assert.equal(none.isValidSignal('PROCFS::DISK_READ_BYTES'), false);
+    const why = none.diagnostics().find((d) => d.signal === 'PROCFS::DISK_WRITE_BYTES');
+    assert.match(why?.reason ?? '', /none of the whole disks of \/sys\/block .* is in \/proc\/diskstats/);
+    await none.close();
+  });
+
   it('derives perun sensors: per-CPU utilisation as cpu, memory as ram, disk and net', async () => {
     const pio = await load(`${FIXTURES}vm-1s4c`);
     const backend = pio.loadedBackends()[0]!;

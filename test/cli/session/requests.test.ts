@@ -96,3 +96,18 @@ test('trace header quotes NAME-domain-idx, NAME alone at board; rows use each fo
   );
   assert.throws(() => formatRow([1], [], ','), RangeError);
 });
+
+test('a "*" request leaves out the indices a source lacks, naming each with the reason', () => {
+  const notes: string[] = [];
+  const reqs = parseRequests(['U cpu *', 'CPU_ENERGY package 1'], {
+    ...ctx,
+    whyUnavailable: (name, domain, idx) =>
+      name === 'U' && domain === DomainType.Cpu && idx % 2 === 1 ? `no file for cpu ${idx}` : undefined,
+    leftOut: (note) => notes.push(note),
+  });
+  assert.deepEqual(
+    reqs.map((r) => `${r.name} ${r.idx}`),
+    ['U 0', 'U 2', 'CPU_ENERGY 1'],
+  );
+  assert.deepEqual(notes, ['U cpu 1: no file for cpu 1', 'U cpu 3: no file for cpu 3']);
+});

@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { CAPTURES_DIR, type CaptureName, captureSysroot } from '../helpers/captures.js';
+import { runCli } from '../helpers/cli.js';
+import { type RunningExporter, scrape, seriesValue, startExporter } from '../helpers/exporter.js';
+import { needsTool, requirements } from '../helpers/requirements.js';
+
+/*
+ * joulegate over real machines' files (node_exporter's and prometheus/procfs's test captures):
+ * every command runs cleanly, and each quantity joulegate shows equals the value the capture's
+ * own project expects of the same files. docs/captures.md tables the comparison.
+ */
+
+const running: RunningExporter[] = [];
+after(async () => {
+  for (const e of running) await e.stop();
+});
+
+/** node_exporter's end-to-end output over its capture: the values it expects. */
+const E2E = readFileSync(join(CAPTURES_DIR, 'node_exporter/e2e-output.txt'), 'utf8');
+
+/** A series' value in node_exporter's output; `labels` must occur inside its braces. */
+function e2eValue(metric: string, labels = ''): number {
+  const line = E2E.split('\n').find(
+    (l) =>
+      (l.startsWith(`${metric}{`) && l.includes(labels)) || (labels === '' && l.startsWith(`${metric} `)),
+  );
+  assert.ok(line, `e2e-output.txt has ${metric}{${labels}}`);
+  return Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+const env = (root: string) => ({ env: { JOULEGATE_SYSROOT: root } });
+
+/** One `joulegate session` sample of the requests, as column → value (left-out notes kept). */
+async function sessionValues(root: string, requests: string[]) {
+  const r = await runCli(['session'], { ...env(root), input: `${requests.join('\n')}\n` });
+  assert.equal(r.code, 0, r.stderr);
+  const [header, row] = r.stdout.trim().split('\n') as [string, string];
+  const names = header.split(',').map((h) => h.replace(/"/g, ''));
+  const values = row.split(',').map(Number);
+  return { values: new Map(names.map((n, i) => [n, values[i]!])), stderr: r.stderr };
+}
+
+/** The CPUs of each package, from the capture's own topology files. */
+function cpusOfPackage(root: string, cpus: number[]): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const cpu of cpus) {
+    const file = join(root, `sys/devices/system/cpu/cpu${cpu}/topology/physical_package_id`);
+    const pkg = Number(readFileSync(file, 'utf8'));
+    out.set(pkg, [...(out.get(pkg) ?? []), cpu]);
+  }
+  return out;
+}
+
+/** Runs the commands every capture must pass: monitor, sensors, topo; returns sensors' text. */
+async function commandsSucceed(
+  name: CaptureName,
+): Promise<{ root: string; sensors: string; report: string }> {
+  const root = captureSysroot(name);
+  const monitor = await runCli(['monitor', '--', 'sleep', '1'], env(root));
+  assert.equal(monitor.code, 0, `monitor on ${name}: ${monitor.stderr}`);
+  const sensors = await runCli(['sensors'], env(root));
+  assert.equal(sensors.code, 0, `sensors on ${name}: ${sensors.stderr}`);
+  const topo = await runCli(['topo'], env(root));
+  assert.equal(topo.code, 0, `topo on ${name}: ${topo.stderr}`);
+  // The core zone's empty constraint_0_max_power_uw costs only that bound, never the zone.
+  assert.match(sensors.stdout, /constraint_0_max_power_uw: .*the largest power limit is not known/);
+  assert.doesNotMatch(sensors.stdout, /; zone \/sys\/class\/powercap\/\S+ left out/);
+  return { root, sensors: sensors.stdout, report: monitor.stdout };
+}
+
+/** One scrape that promtool accepts; returns its text and the exporter's start-up log. */
+async function scrapeChecked(root: string): Promise<{ body: string; log: string }> {
+  const e = await startExporter(root, 'capture');
+  running.push(e);
+  await scrape(e.url); // rates need two readings
+  const { body } = await scrape(e.url);
+  const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+  assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}\n${body}`);
+  return { body, log: e.stderr() };
+}
+
+describe('node_exporter capture', { skip: requirements(needsTool('promtool')) }, () => {
+  it('monitor, sensors and topo succeed; package 1 has no RAPL zone and is named as such', async () => {
+    const { sensors, report } = await commandsSucceed('node_exporter');
+    assert.match(sensors, /CPU_ENERGY-package-0/);
+    assert.doesNotMatch(sensors, /CPU_ENERGY-package-1/);
+    const missing = /CPU_ENERGY package 1: no package RAPL zone with an energy counter for package 1/;
+    assert.match(sensors, missing);
+    assert.match(report, missing);
+    assert.match(report, /cpu: counter, energy counters via POWERCAP \[CPU_ENERGY-package-0\]/);
+    // Its whole disks (sdi..sdn, with a device link) are not in its diskstats: disk bytes are unknown, not 0.
+    assert.match(
+      sensors,
+      /DISK_READ_BYTES: none of the whole disks of \/sys\/block .* is in \/proc\/diskstats/,
+    );
+  });
+
+  it('session reads what node_exporter reads: RAPL energy, MemTotal, cpufreq per CPU', async () => {
+    const root = captureSysroot('node_exporter');
+    const { values } = await sessionValues(root, [
+      'CPU_ENERGY package 0',
+      'POWERCAP::CPU_CORE_ENERGY package 0',
+      'PROCFS::MEMORY_TOTAL board 0',
+      'CPUFREQ::SCALING_CUR_FREQ cpu *',
+      'CPUFREQ::SCALING_MIN_FREQ cpu *',
+      'CPUFREQ::SCALING_MAX_FREQ cpu *',
+    ]);
+    const rapl = 'path="collector/fixtures/sys/class/powercap/intel-rapl:0';
+    assert.equal(values.get('CPU_ENERGY-package-0'), e2eValue('node_rapl_package_joules_total', `${rapl}"`));
+    assert.equal(
+      values.get('POWERCAP::CPU_CORE_ENERGY-package-0'),
+      e2eValue('node_rapl_core_joules_total', `${rapl}:0"`),
+    );
+    assert.equal(values.get('PROCFS::MEMORY_TOTAL'), e2eValue('node_memory_MemTotal_bytes'));
+    const cpus = [0, 1, 2, 3];
+    for (const cpu of cpus) {
+      const label = `cpu="${cpu}"`;
+      for (const [signal, metric] of [
+        ['SCALING_CUR_FREQ', 'node_cpu_scaling_frequency_hertz'],
+        ['SCALING_MIN_FREQ', 'node_cpu_scaling_frequency_min_hertz'],
+        ['SCALING_MAX_FREQ', 'node_cpu_scaling_frequency_max_hertz'],
+      ] as const) {
+        assert.equal(
+          values.get(`CPUFREQ::${signal}-cpu-${cpu}`),
+          e2eValue(metric, label),
+          `${signal} cpu ${cpu}`,
+        );
+      }
+    }
+  });
+
+  it('exporter: promtool-clean; frequency per package is the mean of node_exporter’s per-CPU values', async () => {
+    const root = captureSysroot('node_exporter');
+    const { body } = await scrapeChecked(root);
+    assert.ok(
+      seriesValue(body, 'joulegate_package_energy_joules_total', 'node="capture",package="0"') !== undefined,
+    );
+    assert.equal(
+      seriesValue(body, 'joulegate_package_energy_joules_total', 'node="capture",package="1"'),
+      undefined,
+      'no series for the package without RAPL',
+    );
+    for (const [pkg, cpus] of cpusOfPackage(root, [0, 1, 2, 3])) {
+      const mean =
+        cpus
+          .map((cpu) => e2eValue('node_cpu_scaling_frequency_hertz', `cpu="${cpu}"`))
+          .reduce((a, b) => a + b) / cpus.length;
+      assert.equal(
+        seriesValue(body, 'joulegate_cpu_frequency_hertz', `node="capture",package="${pkg}"`),
+        mean,
+      );
+    }
+  });
+});
+
+describe('prometheus/procfs capture', { skip: requirements(needsTool('promtool')) }, () => {
+  it('monitor, sensors and topo succeed', async () => {
+    const { sensors } = await commandsSucceed('procfs');
+    assert.match(sensors, /CPU_ENERGY-package-0/);
+    // Its `intel-rapl:a` (name package-10) is not a zone name joulegate parses: named, not dropped.
+    assert.match(sensors, /intel-rapl:a: not a zone name joulegate knows/);
+  });
+
+  it('session reads what procfs’s Go tests expect: RAPL energy, MemTotal, cpufreq', async () => {
+    const root = captureSysroot('procfs');
+    const { values, stderr } = await sessionValues(root, [
+      'CPU_ENERGY package 0',
+      'PROCFS::MEMORY_TOTAL board 0',
+      'CPUFREQ::SCALING_CUR_FREQ cpu *',
+      'CPUFREQ::SCALING_MIN_FREQ cpu *',
+      'CPUFREQ::SCALING_MAX_FREQ cpu *',
+      'CPUFREQ::CPUINFO_MIN_FREQ cpu *',
+      'CPUFREQ::CPUINFO_MAX_FREQ cpu *',
+    ]);
+    // sysfs/class_powercap_test.go TestNewRaplValues: zones[0].GetEnergyMicrojoules() == 240422366267
+    assert.equal(values.get('CPU_ENERGY-package-0'), 240422366267 / 1e6);
+    // meminfo_test.go TestMeminfo: MemTotalBytes: 16042172416
+    assert.equal(values.get('PROCFS::MEMORY_TOTAL'), 16042172416);
+    // sysfs/system_cpu_test.go TestSystemCpufreq, in kHz: CPU "0" ScalingCurrentFrequency 1219917,
+    // ScalingMinimumFrequency 800000, ScalingMaximumFrequency 2400000, CpuinfoMinimumFrequency
+    // 800000, CpuinfoMaximumFrequency 2400000; CPU "1" (cpu1/cpufreq, no policy) ScalingCurrent-
+    // Frequency nil, ScalingMinimumFrequency 1200000, ScalingMaximumFrequency 3300000,
+    // CpuinfoMinimumFrequency 1200000, CpuinfoMaximumFrequency 3300000.
+    const kHz = 1000;
+    assert.equal(values.get('CPUFREQ::SCALING_CUR_FREQ-cpu-0'), 1219917 * kHz);
+    assert.equal(values.get('CPUFREQ::SCALING_MIN_FREQ-cpu-0'), 800000 * kHz);
+    assert.equal(values.get('CPUFREQ::SCALING_MAX_FREQ-cpu-0'), 2400000 * kHz);
+    assert.equal(values.get('CPUFREQ::CPUINFO_MIN_FREQ-cpu-0'), 800000 * kHz);
+    assert.equal(values.get('CPUFREQ::CPUINFO_MAX_FREQ-cpu-0'), 2400000 * kHz);
+    assert.equal(values.get('CPUFREQ::SCALING_MIN_FREQ-cpu-1'), 1200000 * kHz);
+    assert.equal(values.get('CPUFREQ::SCALING_MAX_FREQ-cpu-1'), 3300000 * kHz);
+    assert.equal(values.get('CPUFREQ::CPUINFO_MIN_FREQ-cpu-1'), 1200000 * kHz);
+    assert.equal(values.get('CPUFREQ::CPUINFO_MAX_FREQ-cpu-1'), 3300000 * kHz);
+    // Where procfs has nil, joulegate has no column and says why.
+    assert.equal(values.has('CPUFREQ::SCALING_CUR_FREQ-cpu-1'), false);
+    assert.match(
+      stderr,
+      /left out: CPUFREQ::SCALING_CUR_FREQ cpu 1: .*cpu1\/cpufreq\/scaling_cur_freq is missing/,
+    );
+  });
+
+  it('exporter: promtool-clean; package frequency is the mean of the CPUs that have one', async () => {
+    const root = captureSysroot('procfs');
+    const { body, log } = await scrapeChecked(root);
+    // sysfs/class_powercap_test.go: 240422366267 µJ; the exported counter starts at the exporter's
+    // start, so only its presence compares.
+    assert.ok(
+      seriesValue(body, 'joulegate_package_energy_joules_total', 'node="capture",package="0"') !== undefined,
+    );
+    // Package 0 holds cpus 0-2 and only cpu 0 has scaling_cur_freq (TestSystemCpufreq: CPU "1" nil):
+    // a package mean over one CPU of three would mislead, so it is not exported, and the log says why.
+    assert.equal(seriesValue(body, 'joulegate_cpu_frequency_hertz', 'node="capture",package="0"'), undefined);
+    assert.match(
+      log,
+      /CPU_FREQUENCY_STATUS package 0: not exported \(.*cpu1\/cpufreq\/scaling_cur_freq is missing\)/,
+    );
+  });
+});
