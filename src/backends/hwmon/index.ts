@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import type { BackendContext, Diagnostic } from '../../platform/backend.js';
 import { DomainType } from '../../platform/domains.js';
 import { FormatType } from '../../platform/format.js';
-import type { Sysroot } from '../../platform/sysroot.js';
+import { type Sysroot, wrapIoError } from '../../platform/sysroot.js';
 import { type SignalDef, TableBackend } from '../../platform/table-backend.js';
 import type { PolledFile } from '../polled-file.js';
 import { BackendUnavailableError, registerBackend } from '../registry.js';
@@ -60,21 +60,30 @@ function readAttribute(root: Sysroot, path: string, problems: Diagnostic[]): str
   return root.readText(path);
 }
 
-function devicePath(root: Sysroot, dir: string): string | undefined {
+/** Where a chip's `device` link leads; undefined without one (virtual chips). */
+function devicePath(root: Sysroot, dir: string, problems: Diagnostic[]): string | undefined {
+  if (!root.exists(`${dir}/device`)) return undefined;
   try {
     return realpathSync(root.path(`${dir}/device`));
-  } catch {
+  } catch (err) {
+    problems.push({ backend: 'HWMON', reason: wrapIoError(err, `${dir}/device`).message });
     return undefined;
   }
 }
 
-/** The channels of the files in `dir`, with the `_label`/`_enable` texts read beside them. */
+/**
+ * The channels of the files in `dir`, with their `_label`/`_enable` texts (only those of sensor
+ * channels: a device directory holds unrelated `*_enable` files).
+ */
 function channelsIn(root: Sysroot, dir: string, problems: Diagnostic[]): ChipChannel[] {
   const files = root.list(dir);
+  const listed = new Set(files);
   const texts = new Map<string, string>();
-  for (const f of files.filter((f) => /_(label|enable)$/.test(f))) {
-    const text = readAttribute(root, `${dir}/${f}`, problems);
-    if (text !== undefined) texts.set(f, text);
+  for (const { channel } of parseChannels(files, texts)) {
+    for (const f of [`${channel}_label`, `${channel}_enable`].filter((f) => listed.has(f))) {
+      const text = readAttribute(root, `${dir}/${f}`, problems);
+      if (text !== undefined) texts.set(f, text);
+    }
   }
   return parseChannels(files, texts).map((c) => ({ ...c, path: `${dir}/${c.file}` }));
 }
@@ -91,6 +100,16 @@ function chipChannels(root: Sysroot, dir: string, problems: Diagnostic[]): ChipC
   return [...own, ...fromDevice];
 }
 
+/** A chip that cannot be listed is reported and offers nothing; the other chips still count. */
+function channelsOrNone(root: Sysroot, dir: string, problems: Diagnostic[]): ChipChannel[] {
+  try {
+    return chipChannels(root, dir, problems);
+  } catch (err) {
+    problems.push({ backend: 'HWMON', reason: (err as Error).message });
+    return [];
+  }
+}
+
 /**
  * Finds the chips (named or not) in a stable order and assigns packages to per-package chips: a
  * "Package id N" or "Physical id N" label names the package, else device order decides.
@@ -105,7 +124,7 @@ export function discoverChips(
     .filter((e) => /^hwmon\d+$/.test(e))
     .map((e): Chip => {
       const dir = `${HWMON_DIR}/${e}`;
-      const device = devicePath(root, dir);
+      const device = devicePath(root, dir, problems);
       const name = readAttribute(root, `${dir}/name`, problems);
       const deviceName = readAttribute(root, `${dir}/device/name`, problems);
       return {
@@ -117,7 +136,7 @@ export function discoverChips(
           ...(device !== undefined ? { devicePath: device } : {}),
         }),
         orderKey: `${device ?? ''}\0${e.replace(/\d+$/, (n) => n.padStart(6, '0'))}`,
-        channels: chipChannels(root, dir, problems),
+        channels: channelsOrNone(root, dir, problems),
       };
     })
     .sort((a, b) => (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0));

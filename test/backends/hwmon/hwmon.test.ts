@@ -121,6 +121,22 @@ test('an unreadable sensor names the file and the reason for an unprivileged use
   assert.match(r.stderr, /hwmon2\/energy1_input: permission denied/);
 });
 
+test('an unreadable label or enable file is a diagnostic, not a silent default', {
+  skip: asTestUsers,
+}, async () => {
+  const { root } = fixtureContext('intel-2s');
+  chmodSync(root, 0o755);
+  writeFileSync(join(root, 'sys/class/hwmon/hwmon2/temp1_enable'), '0\n');
+  chmodSync(join(root, 'sys/class/hwmon/hwmon2/temp1_enable'), 0o400);
+  chmodSync(join(root, 'sys/class/hwmon/hwmon2/in0_label'), 0o400);
+  const user = ensureUser('joulegate-energy');
+  const r = await run('env', [`JOULEGATE_SYSROOT=${root}`, process.execPath, CLI, 'sensors', '--all'], {
+    prefix: asUser(user),
+  });
+  assert.match(r.stdout + r.stderr, /hwmon2\/temp1_enable: permission denied/);
+  assert.match(r.stdout + r.stderr, /hwmon2\/in0_label: permission denied/);
+});
+
 /** node_exporter's expected values: `metric{k="v",…} value` lines of e2e-output.txt. */
 function exporterExpectations(metric: string): { labels: Record<string, string>; value: number }[] {
   const text = readFileSync(join(CAPTURES_DIR, 'node_exporter/e2e-output.txt'), 'utf8');
