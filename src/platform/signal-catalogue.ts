@@ -24,9 +24,9 @@ export type SeriesKind = (typeof SERIES_KINDS)[number];
 /**
  * What a catalogue row measures: a series kind (the monitor samples it), or a quantity the
  * monitor has no maths for: `frequency` (Hz), `temperature` (°C), `capacity` (bytes a device
- * holds or has free, not a use) and `identity` (a model or family number).
+ * holds or has free, not a use) and `identity` (a model or family number), `fan_speed` (RPM).
  */
-export type SignalKind = SeriesKind | 'frequency' | 'temperature' | 'capacity' | 'identity';
+export type SignalKind = SeriesKind | 'frequency' | 'temperature' | 'capacity' | 'identity' | 'fan_speed';
 
 /** How a group's energy was obtained, shown in every output. */
 export type EnergyMethod = 'counter' | 'power-integrated' | 'estimated';
@@ -311,6 +311,9 @@ export const SIGNAL_CATALOGUE: SignalCatalogue = [
       device: 'gpu',
     },
   },
+  // Known to `sensors` only: node sensors hwmon finds, one signal per zone or fan (`feeds`).
+  { alias: 'THERMAL_ZONE_TEMPERATURE', group: 'board', kind: 'temperature', perDevice: false },
+  { alias: 'FAN_SPEED', group: 'board', kind: 'fan_speed', perDevice: false },
   // Known to `sensors` only: constants of the node.
   { alias: 'CPU_FREQUENCY_STICKER', group: 'cpu', kind: 'frequency', perDevice: false },
   { alias: 'CPU_FREQUENCY_STEP', group: 'cpu', kind: 'frequency', perDevice: false },

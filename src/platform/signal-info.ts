@@ -21,6 +21,8 @@ export enum Units {
   Celsius = 5,
   Amperes = 6,
   Volts = 7,
+  /** Not GEOPM's: fan speed as hwmon reports it (revolutions per minute). */
+  Rpm = 8,
 }
 export const UNITS_NAMES: readonly string[] = [
   'none',
@@ -31,9 +33,10 @@ export const UNITS_NAMES: readonly string[] = [
   'celsius',
   'amperes',
   'volts',
+  'rpm',
 ];
 /** Short unit symbols for sensor listings (perun style). */
-export const UNITS_SYMBOLS: readonly string[] = ['', 's', 'Hz', 'W', 'J', '°C', 'A', 'V'];
+export const UNITS_SYMBOLS: readonly string[] = ['', 's', 'Hz', 'W', 'J', '°C', 'A', 'V', 'RPM'];
 
 export function parseUnits(name: string): Units {
   const idx = UNITS_NAMES.indexOf(name);

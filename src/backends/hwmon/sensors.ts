@@ -14,6 +14,10 @@ export interface SensorKind {
   behavior: Behavior;
   aggregation: Aggregation;
   what: string;
+  /** Channels of one label add up to something meaningful (two rails' watts or joules). */
+  summable: boolean;
+  /** The catalogue row the signals of this kind feed, for those known to no other row. */
+  feeds?: string;
 }
 
 /** The hwmon sysfs ABI (Documentation/hwmon/sysfs-interface.rst) for the sensors joulegate reads. */
@@ -24,6 +28,7 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     divisor: 1e3,
     units: Units.Celsius,
     quantity: 'TEMP',
+    summable: false,
     behavior: Behavior.Variable,
     aggregation: Aggregation.Average,
     what: 'Temperature',
@@ -34,6 +39,7 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     divisor: 1e6,
     units: Units.Watts,
     quantity: 'POWER',
+    summable: true,
     behavior: Behavior.Variable,
     aggregation: Aggregation.Sum,
     what: 'Power',
@@ -44,6 +50,7 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     divisor: 1e6,
     units: Units.Watts,
     quantity: 'POWER_AVERAGE',
+    summable: true,
     behavior: Behavior.Variable,
     aggregation: Aggregation.Sum,
     what: 'Average power (chip-defined interval)',
@@ -54,6 +61,7 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     divisor: 1e6,
     units: Units.Joules,
     quantity: 'ENERGY',
+    summable: true,
     behavior: Behavior.Monotone,
     aggregation: Aggregation.Sum,
     what: 'Energy counter',
@@ -64,6 +72,7 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     divisor: 1e3,
     units: Units.Volts,
     quantity: 'VOLTAGE',
+    summable: false,
     behavior: Behavior.Variable,
     aggregation: Aggregation.Average,
     what: 'Voltage',
@@ -74,14 +83,40 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     divisor: 1e3,
     units: Units.Amperes,
     quantity: 'CURRENT',
+    summable: false,
     behavior: Behavior.Variable,
     aggregation: Aggregation.Sum,
     what: 'Current',
   },
+  {
+    prefix: 'fan',
+    attr: 'input',
+    divisor: 1,
+    units: Units.Rpm,
+    quantity: 'FAN_SPEED',
+    summable: false,
+    behavior: Behavior.Variable,
+    aggregation: Aggregation.Average,
+    what: 'Fan speed',
+    feeds: 'FAN_SPEED',
+  },
 ];
+
+/** The kind of a thermal zone's `temp` file: millidegrees like hwmon's tempN_input. */
+export const THERMAL_ZONE_KIND: SensorKind = {
+  ...SENSOR_KINDS.find((k) => k.prefix === 'temp')!,
+  what: 'Thermal zone temperature',
+  feeds: 'THERMAL_ZONE_TEMPERATURE',
+};
 
 /** Chips with one instance per CPU package; the rest describe the board. */
 export const PER_PACKAGE_CHIPS: ReadonlySet<string> = new Set(['coretemp', 'k10temp', 'zenpower']);
+
+/**
+ * Joins a name word to an index or channel. `nameWord` never yields two underscores in a row, so
+ * `INA3221__1` cannot be the word of a chip really named "ina3221_1".
+ */
+export const QUALIFIER_SEPARATOR = '__';
 
 /** `temp3_input` → its kind and channel; undefined for files joulegate does not read. */
 export function parseSensorFile(file: string): { kind: SensorKind; channel: string } | undefined {
@@ -100,19 +135,164 @@ export function nameWord(text: string): string {
     .replace(/^_+|_+$/g, '');
 }
 
+/** What a chip's name can be taken from, each absent when its file or link is. */
+export interface ChipNameSources {
+  /** The chip directory (`/sys/class/hwmon/hwmon4`). */
+  dir: string;
+  /** Content of `name`. */
+  name?: string;
+  /** Content of `device/name` (older drivers, e.g. applesmc, keep it there). */
+  deviceName?: string;
+  /** Where the `device` link leads (`/sys/devices/platform/applesmc.768`). */
+  devicePath?: string;
+}
+
+/**
+ * A chip's name: `name`, else `device/name`, else the device's bus and id from its path
+ * (`platform_applesmc.768`, node_exporter's choice), else the hwmon directory's own name.
+ */
+export function chipName(src: ChipNameSources): string {
+  for (const text of [src.name, src.deviceName]) if (text && nameWord(text) !== '') return text.trim();
+  const derived = (src.devicePath ?? '').split('/').filter(Boolean).slice(-2).join('_');
+  if (nameWord(derived) !== '') return derived;
+  return src.dir.replace(/\/+$/, '').replace(/^.*\//, '');
+}
+
+/**
+ * Words for things that share a name space, in their stable order (device path, zone number): a
+ * word held once stays as it is; a word held by several becomes `WORD__0`, `WORD__1`, … in order.
+ */
+export function indexedWords(words: readonly string[]): string[] {
+  const count = new Map<string, number>();
+  for (const w of words) count.set(w, (count.get(w) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return words.map((w) => {
+    if (count.get(w) === 1) return w;
+    const n = seen.get(w) ?? 0;
+    seen.set(w, n + 1);
+    return `${w}${QUALIFIER_SEPARATOR}${n}`;
+  });
+}
+
+/** One sensor channel of a chip, as its directory listing and small attribute files describe it. */
+export interface Channel {
+  /** The value file, `power2_input`. */
+  file: string;
+  /** `power2`. */
+  channel: string;
+  kind: SensorKind;
+  label?: string;
+  /** Why it is not read (its `_enable` file says 0); undefined for a channel that is read. */
+  disabled?: string;
+}
+
+/**
+ * The channels joulegate reads in one chip's listing. `texts` holds the contents of the chip's
+ * `*_label` and `*_enable` files by file name; one it lacks counts as absent.
+ */
+export function parseChannels(files: readonly string[], texts: ReadonlyMap<string, string>): Channel[] {
+  const channels: Channel[] = [];
+  for (const file of files) {
+    const parsed = parseSensorFile(file);
+    if (!parsed) continue;
+    const label = texts.get(`${parsed.channel}_label`)?.trim();
+    const enable = texts.get(`${parsed.channel}_enable`)?.trim();
+    channels.push({
+      file,
+      ...parsed,
+      ...(label ? { label } : {}),
+      ...(enable === '0' ? { disabled: `${parsed.channel}_enable is 0 (channel switched off)` } : {}),
+    });
+  }
+  return channels;
+}
+
+/** One signal of a chip: a channel, or the sum of the channels that share a label. */
+export interface NamedSensor<C extends Channel = Channel> {
+  /** Signal name without `HWMON::`. */
+  name: string;
+  kind: SensorKind;
+  channels: C[];
+}
+
+function signalName(chipWord: string, middle: string, kind: SensorKind): string {
+  return `${chipWord}_${middle}_${kind.quantity}`;
+}
+
+function middleWord(label: string | undefined, channel: string): string {
+  return label && nameWord(label) !== '' ? nameWord(label) : nameWord(channel);
+}
+
 /** Signal name (without HWMON::) for one sensor: chip, label (or channel), quantity. */
 export function sensorSignalName(
-  chip: string,
+  chipWord: string,
   label: string | undefined,
   channel: string,
   kind: SensorKind,
 ): string {
-  const middle = label && nameWord(label) !== '' ? nameWord(label) : nameWord(channel);
-  return `${nameWord(chip)}_${middle}_${kind.quantity}`;
+  return signalName(chipWord, middleWord(label, channel), kind);
 }
 
-/** Physical package named by a coretemp label ("Package id 1"), if any. */
+/**
+ * Names a chip's channels: `CHIP_LABEL_QTY`, or `CHIP_CHANNEL_QTY` without a label. Channels whose
+ * names would coincide (two rails labelled alike) are each `CHIP_LABEL__CHANNEL_QTY`, and for
+ * power and energy the shared name reads their sum, so no channel hides another.
+ */
+export function nameSensors<C extends Channel>(chipWord: string, channels: readonly C[]): NamedSensor<C>[] {
+  const byName = new Map<string, C[]>();
+  for (const c of channels) {
+    const name = sensorSignalName(chipWord, c.label, c.channel, c.kind);
+    byName.set(name, [...(byName.get(name) ?? []), c]);
+  }
+  const named: NamedSensor<C>[] = [];
+  for (const [name, group] of byName) {
+    const kind = group[0]!.kind;
+    if (group.length === 1) {
+      named.push({ name, kind, channels: group });
+      continue;
+    }
+    for (const c of group) {
+      const middle = `${middleWord(c.label, c.channel)}${QUALIFIER_SEPARATOR}${nameWord(c.channel)}`;
+      named.push({ name: signalName(chipWord, middle, c.kind), kind: c.kind, channels: [c] });
+    }
+    if (group.every((c) => c.kind === kind && kind.summable)) named.push({ name, kind, channels: group });
+  }
+  return named;
+}
+
+/** Physical package named by a coretemp label: "Package id 1", or "Physical id 1" before Linux 3.x. */
 export function packageFromLabel(label: string): number | undefined {
-  const m = /^Package id (\d+)$/i.exec(label.trim());
+  const m = /^(?:Package|Physical) id (\d+)$/i.exec(label.trim());
   return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Dense package indices of same-named per-package chips given in device order, each with the
+ * physical package its label names, if any. Labels decide when they name distinct packages of
+ * this machine (some firmware labels every socket "Physical id 0"); otherwise device order does.
+ * A chip beyond the machine's packages gets undefined (it is read as a board chip).
+ */
+export function assignPackages(
+  labelled: readonly (number | undefined)[],
+  packageIndex: ReadonlyMap<number, number>,
+): (number | undefined)[] {
+  const fromLabels = labelled.map((p) => (p === undefined ? undefined : packageIndex.get(p)));
+  const distinct = new Set(fromLabels);
+  if (!distinct.has(undefined) && distinct.size === fromLabels.length) return fromLabels;
+  return labelled.map((_, ordinal) => (ordinal < packageIndex.size ? ordinal : undefined));
+}
+
+/** `thermal_zone3` → 3; undefined for other entries of /sys/class/thermal (cooling devices). */
+export function parseZoneEntry(entry: string): number | undefined {
+  const m = /^thermal_zone(\d+)$/.exec(entry);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Signal names of thermal zones given in zone-number order: `THERMAL__<TYPE>_TEMP` (no hwmon chip
+ * word starts so), `THERMAL__<TYPE>__<n>_TEMP` when several zones share a type.
+ */
+export function thermalZoneSignalNames(types: readonly string[]): string[] {
+  const words = types.map((t) => `THERMAL${QUALIFIER_SEPARATOR}${nameWord(t) || 'ZONE'}`);
+  return indexedWords(words).map((w) => `${w}_${THERMAL_ZONE_KIND.quantity}`);
 }
