@@ -11,7 +11,8 @@ import type { GpuConsumer, GpuUseSource } from './meter.js';
 
 /** What the NVML backend offers for this (backends/nvml: gpuMinors, processUtilization). */
 export interface ProcessUtilizationReader {
-  gpuMinors(): { gpu: number; minor: number }[];
+  /** `minor` undefined: the library cannot tell (a job's GPU binding then goes unrecognised). */
+  gpuMinors(): { gpu: number; minor: number | undefined }[];
   processUtilization(gpu: number, sinceUs: bigint): { pid: number; timeStampUs: bigint; smUtil: number }[];
 }
 
@@ -28,7 +29,7 @@ export function processUtilizationReader(pio: PlatformIO): ProcessUtilizationRea
 /** NVML per-process utilisation → GpuUse of each GPU for the interval just ended. */
 export class NvmlGpuUse implements GpuUseSource {
   private readonly lastSeen = new Map<number, bigint>();
-  private readonly minors: { gpu: number; minor: number }[];
+  private readonly minors: { gpu: number; minor: number | undefined }[];
   private readonly told = new Set<string>();
 
   constructor(
@@ -42,7 +43,7 @@ export class NvmlGpuUse implements GpuUseSource {
   read(durationS: number, consumers: readonly GpuConsumer[]): GpuUse[] {
     const out: GpuUse[] = [];
     for (const { gpu, minor } of this.minors) {
-      const owners = consumers.filter((c) => c.gpus?.includes(minor));
+      const owners = minor === undefined ? [] : consumers.filter((c) => c.gpus?.includes(minor));
       if (owners.length === 1) {
         out.push({ index: gpu, owner: owners[0]!.id, consumers: [] });
         continue;

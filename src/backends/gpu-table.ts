@@ -6,7 +6,7 @@ import { FormatType } from '../platform/format.js';
 import type { Behavior, SignalSpec, Units } from '../platform/signal-info.js';
 import { type ControlDef, type SignalDef, TableBackend } from '../platform/table-backend.js';
 import { BackendUnavailableError } from './registry.js';
-import { GpuUnsupportedError, type VendorLibrary } from './vendor-library.js';
+import { GpuUnsupportedError, MissingLibraryFunctionError, type VendorLibrary } from './vendor-library.js';
 
 /**
  * One row of a GPU backend's signal table: a per-device library query and the factor from the
@@ -131,7 +131,25 @@ export abstract class GpuTableBackend<D, L extends VendorLibrary> extends TableB
     return dev.handle;
   }
 
-  /** Gpu indices where `probe` works; records why it fails elsewhere. */
+  /**
+   * `read()`'s value, or undefined where the library lacks a function it calls: then what is
+   * lost (`lost`, e.g. "GPU names unknown") is recorded once with the missing function.
+   */
+  protected unlessLacking<T>(lost: string, read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof MissingLibraryFunctionError)) throw err;
+      const reason = `${lost}: ${err.message}`;
+      if (!this.problems.some((p) => p.reason === reason)) this.problems.push({ backend: this.name, reason });
+      return undefined;
+    }
+  }
+
+  /**
+   * Gpu indices where `probe` works; records why it fails elsewhere. A function the library
+   * lacks fails on every device alike: the row is dropped with one diagnostic naming it.
+   */
   private probe(row: GpuQuery<D>, probe: (dev: D) => unknown): Set<number> {
     const ok = new Set<number>();
     for (const dev of this.devices) {
@@ -139,6 +157,10 @@ export abstract class GpuTableBackend<D, L extends VendorLibrary> extends TableB
         probe(dev.handle);
         ok.add(dev.gpu);
       } catch (err) {
+        if (err instanceof MissingLibraryFunctionError) {
+          this.problems.push({ backend: this.name, signal: this.fullName(row.name), reason: err.message });
+          return new Set();
+        }
         if (err instanceof GpuUnsupportedError) {
           dev.unsupported.push(row.name);
         } else {
@@ -193,6 +215,7 @@ export abstract class GpuTableBackend<D, L extends VendorLibrary> extends TableB
   override metadata(): Record<string, unknown> {
     return {
       library: this.lib.path,
+      libraryLacks: this.lib.lacking,
       devices: this.devices.map(({ gpu, cpus, info, unsupported }) => ({ gpu, cpus, ...info, unsupported })),
     };
   }

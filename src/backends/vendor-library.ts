@@ -76,20 +76,107 @@ export function checkStatus(codes: StatusCodes, fn: string, status: number): voi
   throw new JoulegateError(text);
 }
 
+/** The library loaded here lacks a C function that a signal, control or query needs. */
+export class MissingLibraryFunctionError extends JoulegateError {
+  constructor(library: string, functions: readonly string[]) {
+    super(`${library} lacks ${functions.join(' and ')}`, ErrorCode.NotImplemented);
+    this.name = 'MissingLibraryFunctionError';
+  }
+}
+
+/** C functions by name, each with its parameter types; all of one table return the same type. */
+export type CSignatures<Name extends string = string> = Readonly<Record<Name, readonly unknown[]>>;
+
+/** A table of C signatures, typed by its names only (koffi's type objects stay out of the types). */
+export function cSignatures<Name extends string>(table: CSignatures<Name>): CSignatures<Name> {
+  return table;
+}
+
 /**
- * Base of the per-library FFI classes: opens the library and turns status codes into errors.
- * Subclasses declare their functions on `lib` and describe a status in the library's words.
+ * Base of the per-library FFI classes: opens the library, binds its functions and turns status
+ * codes into errors. Libraries differ by version: a function the backend cannot start without
+ * is bound strictly (its absence makes the backend unavailable, with the reason), every other
+ * one on its own, so that a library lacking it loses only what that function feeds.
+ * Subclasses call their functions by C name through `call` / `invoke`.
  */
-export abstract class VendorLibrary {
+export abstract class VendorLibrary<Call extends string = string> {
   readonly path: string;
+  /** The library as messages name it, e.g. `libnvidia-ml`. */
+  readonly library: string;
   protected readonly lib: LibraryHandle;
   private readonly codes: StatusCodes;
+  private readonly functions = new Map<string, ReturnType<LibraryHandle['func']>>();
+  private readonly absent: string[] = [];
 
   constructor(spec: VendorLibrarySpec, codes: Omit<StatusCodes, 'describe'>) {
     const { lib, path } = openVendorLibrary(spec);
     this.lib = lib;
     this.path = path;
+    this.library = spec.soname.replace(/\.so(\..*)?$/, '');
     this.codes = { ...codes, describe: (status) => this.describeStatus(status) };
+  }
+
+  /**
+   * Binds every function of both tables (all returning `result`). One missing from `required`
+   * makes the library unusable here: BackendUnavailableError naming it.
+   */
+  protected bindFunctions(result: unknown, required: CSignatures, optional: CSignatures): void {
+    for (const [name, args] of Object.entries(required)) {
+      if (!this.bindOne(name, result, args)) {
+        throw new BackendUnavailableError(
+          `${this.library} (${this.path}) lacks ${name}, which joulegate needs`,
+        );
+      }
+    }
+    for (const [name, args] of Object.entries(optional)) {
+      if (!this.bindOne(name, result, args)) this.absent.push(name);
+    }
+  }
+
+  /** Binds one function; false when the library does not export it. */
+  private bindOne(name: string, result: unknown, args: readonly unknown[]): boolean {
+    try {
+      this.functions.set(name, this.lib.func(name, result as never, args as never));
+      return true;
+    } catch (err) {
+      // koffi's words for a symbol the library does not export; anything else is a bad declaration.
+      if (/^Cannot find function/.test(errorMessage(err))) return false;
+      throw err;
+    }
+  }
+
+  /** Optional functions this library lacks, by C name. */
+  get lacking(): readonly string[] {
+    return this.absent;
+  }
+
+  has(name: Call): boolean {
+    return this.functions.has(name);
+  }
+
+  /** Throws MissingLibraryFunctionError when any of `names` is absent (for calls made later, e.g. writes). */
+  requireFunctions(...names: Call[]): void {
+    const missing = names.filter((n) => !this.has(n));
+    if (missing.length > 0) throw new MissingLibraryFunctionError(this.library, missing);
+  }
+
+  /** The first of `names` the library has (newest first); MissingLibraryFunctionError naming all when none. */
+  protected firstPresent(...names: Call[]): Call {
+    const found = names.find((n) => this.has(n));
+    if (found === undefined) throw new MissingLibraryFunctionError(this.library, names);
+    return found;
+  }
+
+  /** Calls `name` and returns what it returns (a status, unless told); MissingLibraryFunctionError when absent. */
+  protected invoke<Result = number>(name: Call, ...args: unknown[]): Result {
+    const fn = this.functions.get(name);
+    if (!fn) throw new MissingLibraryFunctionError(this.library, [name]);
+    return fn(...args) as Result;
+  }
+
+  /** Calls `name` and throws the right error kind when its status is not success. */
+  protected call(name: Call, ...args: unknown[]): void {
+    this.check(name, this.invoke(name, ...args));
   }
 
   /** The library's own text for a status (nvmlErrorString, amdsmi_status_code_to_string). */

@@ -8,11 +8,16 @@ import {
   AMDSMI_MEM_TYPE_VRAM,
   AMDSMI_TEMP_CURRENT,
   AMDSMI_TYPES,
+  type AmdSmiGeneration,
 } from '../../src/backends/amdsmi/ffi.js';
 import { NVML_TEMPERATURE_GPU, NvmlClock, NvmlPcieCounter, NvmlReturn } from '../../src/backends/nvml/api.js';
-import { NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_TYPES } from '../../src/backends/nvml/ffi.js';
+import {
+  NVML_DEVICE_NAME_V2_BUFFER_SIZE,
+  NVML_TEMPERATURE_V1,
+  NVML_TYPES,
+} from '../../src/backends/nvml/ffi.js';
 import { loadKoffi } from '../../src/platform/ffi.js';
-import { type CLayout, vendorTypeLayout } from '../helpers/fake-gpu.js';
+import { AMDSMI_LIB24, type CLayout, type FakeBuild, vendorTypeLayout } from '../helpers/fake-gpu.js';
 import { needsCompiler } from '../helpers/requirements.js';
 
 const skip = needsCompiler();
@@ -20,11 +25,14 @@ const skip = needsCompiler();
 /*
  * Both sides of the FFI agree on every type: the C compiler's sizeof/offsetof of the vendor
  * headers' declarations (test/fakes/{nvml,amdsmi}_types.h, transcribed from nvml.h and amdsmi.h)
- * against koffi's view of the declarations joulegate calls the libraries with.
+ * against koffi's view of the declarations joulegate calls the libraries with, for each AMD SMI
+ * generation joulegate reads.
  */
 
 const koffi = loadKoffi();
 const layout = vendorTypeLayout();
+/** How the C side is compiled for each AMD SMI generation. */
+const AMDSMI_BUILD: Record<AmdSmiGeneration, FakeBuild> = { lib24: AMDSMI_LIB24, lib26: {} };
 
 /** Every way koffi's `type` differs from the C layout of `name`; empty when they agree. */
 function layoutDifferences(c: CLayout, name: string, type: TypeObject): string[] {
@@ -52,37 +60,31 @@ function layoutDifferences(c: CLayout, name: string, type: TypeObject): string[]
   return problems;
 }
 
-function assertSameLayouts(types: Record<string, TypeObject>): void {
-  const problems = Object.entries(types).flatMap(([name, type]) => layoutDifferences(layout, name, type));
+function assertSameLayouts(c: CLayout, types: Record<string, TypeObject>): void {
+  const problems = Object.entries(types).flatMap(([name, type]) => layoutDifferences(c, name, type));
   assert.deepEqual(problems, []);
 }
 
 describe('FFI declarations match the vendor headers', { skip }, () => {
   test('NVML: every struct size, member offset and parameter type', () => {
-    assertSameLayouts(NVML_TYPES);
+    assertSameLayouts(layout, NVML_TYPES);
     // Every NVML struct the C side declares is one the FFI uses (none left unchecked).
     for (const name of layout.structs.keys())
       if (name.startsWith('nvml')) assert.ok(name in NVML_TYPES, `${name} is not in NVML_TYPES`);
   });
 
-  test('AMD SMI: every struct size, member offset and parameter type', () => {
-    assertSameLayouts(AMDSMI_TYPES);
-    for (const name of layout.structs.keys())
-      if (name.startsWith('amdsmi')) assert.ok(name in AMDSMI_TYPES, `${name} is not in AMDSMI_TYPES`);
-  });
-
-  test('a layout that differs from the header is caught (the AMD SMI 6.x power info)', () => {
-    // amdsmi_power_info_t before lib 26.x: 32-bit voltages and no socket_power in front.
-    const older = koffi.struct({
-      current_socket_power: 'uint32_t',
-      average_socket_power: 'uint32_t',
-      gfx_voltage: 'uint32_t',
-      soc_voltage: 'uint32_t',
-      mem_voltage: 'uint32_t',
-      power_limit: 'uint32_t',
-      reserved: koffi.array('uint32_t', 11),
+  for (const generation of Object.keys(AMDSMI_BUILD) as AmdSmiGeneration[]) {
+    test(`AMD SMI ${generation}: every struct size, member offset and parameter type`, () => {
+      const c = vendorTypeLayout(AMDSMI_BUILD[generation]);
+      assertSameLayouts(c, AMDSMI_TYPES[generation]);
+      for (const name of c.structs.keys())
+        if (name.startsWith('amdsmi')) assert.ok(name in AMDSMI_TYPES[generation], `${name} is not declared`);
     });
-    const problems = layoutDifferences(layout, 'amdsmi_power_info_t', older);
+  }
+
+  test('a layout that differs from the header is caught (lib 24.x power info against 26.x)', () => {
+    // The generations' power info: 32-bit members only before 26.x, socket_power in front after.
+    const problems = layoutDifferences(layout, 'amdsmi_power_info_t', AMDSMI_TYPES.lib24.amdsmi_power_info_t);
     assert.ok(
       problems.some((p) => p.includes('sizeof C 192, koffi 68')),
       problems.join('\n'),
@@ -118,6 +120,7 @@ describe('FFI declarations match the vendor headers', { skip }, () => {
       NVML_PCIE_UTIL_RX_BYTES: NvmlPcieCounter.RX_BYTES,
       NVML_DEVICE_NAME_V2_BUFFER_SIZE,
       NVML_DEVICE_UUID_V2_BUFFER_SIZE: NVML_DEVICE_NAME_V2_BUFFER_SIZE,
+      nvmlTemperature_v1: NVML_TEMPERATURE_V1,
       AMDSMI_STATUS_SUCCESS: AmdSmiStatus.SUCCESS,
       AMDSMI_STATUS_INVAL: AmdSmiStatus.INVAL,
       AMDSMI_STATUS_NOT_SUPPORTED: AmdSmiStatus.NOT_SUPPORTED,

@@ -58,4 +58,22 @@ describe('joulegate read/write with the fake GPU libraries', { skip }, () => {
     }
     assert.deepEqual(nvml.callsTo('nvmlDeviceSet'), []);
   });
+
+  test('sensors lists under "Not available" what a library lacks and a library of unknown version', async () => {
+    const nvml = new FakeGpu('nvml', { device_count: 1 }, { hide: ['nvmlDeviceGetUtilizationRates'] });
+    const amd = new FakeGpu('amdsmi', { device_count: 1, lib_major: 99 });
+    const r = await runCli(['sensors', '--all'], { env: { ...nvml.env, ...amd.env } });
+    assert.equal(r.code, 0, r.stderr);
+    const [sensors, notAvailable = ''] = r.stdout.split('\nNot available:\n');
+    const lines = notAvailable.split('\n');
+    for (const line of [
+      '  NVML NVML::GPU_UTILIZATION: libnvidia-ml lacks nvmlDeviceGetUtilizationRates',
+      '  NVML NVML::GPU_MEMORY_UTILIZATION: libnvidia-ml lacks nvmlDeviceGetUtilizationRates',
+      '  AMDSMI: libamd_smi version 99.2.1: joulegate knows the struct layouts of 24.6.x, 24.7.x (ROCm 6.2, 6.3) and 26.x (ROCm 7) only',
+    ])
+      assert.ok(lines.includes(line), `${line}\nnot in\n${notAvailable}`);
+    // The rest of the NVML GPU is there.
+    assert.match(sensors!, /NVML::GPU_POWER-gpu-0/);
+    assert.match(sensors!, /NVML::GPU_ENERGY_CONSUMPTION_TOTAL-gpu-0/);
+  });
 });

@@ -1,7 +1,9 @@
 /*
- * The part of AMD's public amdsmi.h (AMD SMI lib 26.x, ROCm 7, include/amd_smi/amdsmi.h) that
- * joulegate's FFI uses: status codes, init flags, handles, enums, the BDF union and structs with
- * the header's field order, types and array sizes. fake_amdsmi.c implements the functions on
+ * The part of AMD's public amdsmi.h (include/amd_smi/amdsmi.h of ROCm/amdsmi;
+ * docs/reference/gpu-libraries.md#amd-smi) that joulegate's FFI uses: status codes, init flags,
+ * handles, enums, the BDF union and structs with the header's field order, types and array
+ * sizes. Two generations differ: FAKE_AMDSMI_LIB=24 declares lib 24.6/24.7 (ROCm 6.2/6.3),
+ * FAKE_AMDSMI_LIB=26 (the default) lib 26.x (ROCm 7). fake_amdsmi.c implements the functions on
  * these types; struct_layout.c prints their sizes and offsets so test/backends/ffi-layout.test.ts
  * can compare them with koffi's view.
  */
@@ -9,6 +11,13 @@
 #define JOULEGATE_AMDSMI_TYPES_H
 
 #include <stdint.h>
+
+#ifndef FAKE_AMDSMI_LIB
+#define FAKE_AMDSMI_LIB 26
+#endif
+#if FAKE_AMDSMI_LIB != 24 && FAKE_AMDSMI_LIB != 26
+#error "FAKE_AMDSMI_LIB is 24 or 26"
+#endif
 
 #define AMDSMI_GPU_UUID_SIZE 38
 
@@ -96,6 +105,35 @@ typedef union {
   uint64_t as_uint;
 } amdsmi_bdf_t;
 
+#if FAKE_AMDSMI_LIB == 24
+/* Lib 24.x: the first field is the year the version was released in. */
+typedef struct {
+  uint32_t year;
+  uint32_t major;
+  uint32_t minor;
+  uint32_t release;
+  const char *build;
+} amdsmi_version_t;
+
+/* Lib 24.x: every member 32 bits wide, no socket_power. */
+typedef struct {
+  uint32_t current_socket_power;
+  uint32_t average_socket_power;
+  uint32_t gfx_voltage;
+  uint32_t soc_voltage;
+  uint32_t mem_voltage;
+  uint32_t power_limit;
+  uint32_t reserved[11];
+} amdsmi_power_info_t;
+#else
+/* Lib 26.x: no year (dropped in 26.0). */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t release;
+  const char *build;
+} amdsmi_version_t;
+
 typedef struct {
   uint64_t socket_power;
   uint32_t current_socket_power;
@@ -106,6 +144,7 @@ typedef struct {
   uint32_t power_limit;
   uint64_t reserved[18];
 } amdsmi_power_info_t;
+#endif
 
 typedef struct {
   uint32_t clk;

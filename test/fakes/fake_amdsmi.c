@@ -1,15 +1,19 @@
 /*
  * A fake libamd_smi.so for tests: every AMD SMI entry point joulegate uses, with the signatures
- * of amdsmi.h lib version 26.x on the types declared in amdsmi_types.h, driven by the state file
- * named in FAKE_AMDSMI_STATE (see fake_state.h). Mutating calls are logged to FAKE_AMDSMI_LOG.
+ * of amdsmi.h on the types declared in amdsmi_types.h, driven by the state file named in
+ * FAKE_AMDSMI_STATE (see fake_state.h). Mutating calls are logged to FAKE_AMDSMI_LOG. Built with
+ * -DFAKE_AMDSMI_LIB=24 it is a lib 24.x (ROCm 6.2/6.3: 68-byte power info, a year in the version),
+ * by default a lib 26.x (ROCm 7: 192-byte power info).
  *
  * Per-device keys (<i>.<key>): uuid, power_w (average socket power), current_power_w,
+ * gfx_mv, soc_mv, mem_mv (voltages, distinct by default so that a misread member shows),
  * energy_uj (base), energy_scale (the accumulator advances at power × scale; default 1;
  * 0 = frozen, the misbehaving counter), resolution_uj (default 15.3), gfx_activity,
  * umc_activity, vram_total, vram_used, gfx_mhz, mem_mhz, edge_c, hotspot_c, cap_uw,
  * cap_min_uw, cap_max_uw, cap_default_uw, numa_node, pci_domain, pci_bus (default 0xc1 +
  * index), pci_device, pci_function, unsupported and no_permission (comma-separated function
- * names). Global keys: device_count, init_error.
+ * names). Global keys: device_count, init_error, and the version amdsmi_get_lib_version reports:
+ * lib_year (24.x only), lib_major, lib_minor, lib_release (default 24.7.1.0 or 26.2.1).
  */
 #include "amdsmi_types.h"
 #include "fake_state.h"
@@ -74,6 +78,33 @@ amdsmi_status_t amdsmi_status_code_to_string(amdsmi_status_t status, const char 
   return AMDSMI_STATUS_SUCCESS;
 }
 
+#if FAKE_AMDSMI_LIB == 24
+/* Lib 24.x answers only after amdsmi_init (25.3 dropped that requirement). */
+amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *version) {
+  if (!initialized) return AMDSMI_STATUS_NOT_INIT;
+  if (version == NULL) return AMDSMI_STATUS_INVAL;
+  static char build[64];
+  version->year = (uint32_t)fake_num(ENV_STATE, -1, "lib_year", 24);
+  version->major = (uint32_t)fake_num(ENV_STATE, -1, "lib_major", 7);
+  version->minor = (uint32_t)fake_num(ENV_STATE, -1, "lib_minor", 1);
+  version->release = (uint32_t)fake_num(ENV_STATE, -1, "lib_release", 0);
+  snprintf(build, sizeof build, "%u.%u.%u.%u", version->year, version->major, version->minor, version->release);
+  version->build = build;
+  return AMDSMI_STATUS_SUCCESS;
+}
+#else
+amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *version) {
+  if (version == NULL) return AMDSMI_STATUS_INVAL;
+  static char build[64];
+  version->major = (uint32_t)fake_num(ENV_STATE, -1, "lib_major", 26);
+  version->minor = (uint32_t)fake_num(ENV_STATE, -1, "lib_minor", 2);
+  version->release = (uint32_t)fake_num(ENV_STATE, -1, "lib_release", 1);
+  snprintf(build, sizeof build, "%u.%u.%u", version->major, version->minor, version->release);
+  version->build = build;
+  return AMDSMI_STATUS_SUCCESS;
+}
+#endif
+
 amdsmi_status_t amdsmi_get_socket_handles(uint32_t *count, amdsmi_socket_handle *handles) {
   if (!initialized) return AMDSMI_STATUS_NOT_INIT;
   if (count == NULL) return AMDSMI_STATUS_INVAL;
@@ -135,7 +166,12 @@ amdsmi_status_t amdsmi_get_power_info(amdsmi_processor_handle h, amdsmi_power_in
   memset(info, 0, sizeof *info);
   info->average_socket_power = (uint32_t)NUM("power_w", 300);
   info->current_socket_power = (uint32_t)NUM("current_power_w", NUM("power_w", 300));
+#if FAKE_AMDSMI_LIB == 26
   info->socket_power = info->current_socket_power;
+#endif
+  info->gfx_voltage = (uint32_t)NUM("gfx_mv", 810);
+  info->soc_voltage = (uint32_t)NUM("soc_mv", 920);
+  info->mem_voltage = (uint32_t)NUM("mem_mv", 1230);
   info->power_limit = (uint32_t)(NUM("cap_uw", 500e6) / 1e6);
   return AMDSMI_STATUS_SUCCESS;
 }

@@ -1,8 +1,11 @@
 /*
  * A fake libnvidia-ml.so for tests: every NVML entry point joulegate uses, with the signatures
- * of nvml.h (NVML API 12 / CUDA 12.x) on the types declared in nvml_types.h, driven by the
- * state file named in FAKE_NVML_STATE (see fake_state.h). Mutating calls are logged to
- * FAKE_NVML_LOG.
+ * of nvml.h (NVML API 12 and 13) on the types declared in nvml_types.h, driven by the state
+ * file named in FAKE_NVML_STATE (see fake_state.h). Mutating calls are logged to FAKE_NVML_LOG.
+ * Both a deprecated call and its NVML 13 successor are here (nvmlDeviceGetTemperature and
+ * nvmlDeviceGetTemperatureV, nvmlDeviceGetCurrentClocksThrottleReasons and …EventReasons);
+ * test/helpers/fake-gpu.ts builds libraries of older and newer drivers by leaving symbols out
+ * of the export table at link time.
  *
  * Per-device keys (<i>.<key>): name, uuid, bus_id, cpus (CPU list), power_mw, energy_mj (base),
  * energy_scale (the counter advances at power × scale; default 1), util_gpu, util_mem,
@@ -190,6 +193,16 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
   return NVML_SUCCESS;
 }
 
+/* NVML 13's successor: the caller names the struct version and the sensor; the value is signed. */
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature) {
+  GATE("nvmlDeviceGetTemperatureV", device);
+  if (temperature == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (temperature->version != nvmlTemperature_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (temperature->sensorType != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  temperature->temperature = (int)NUM("temp_c", 40);
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int *minLimit,
                                                           unsigned int *maxLimit) {
   GATE("nvmlDeviceGetPowerManagementLimitConstraints", device);
@@ -218,8 +231,15 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int
   return NVML_SUCCESS;
 }
 
+/* Same bits under two names: NVML 13 deprecates the throttle one. */
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long *reasons) {
   GATE("nvmlDeviceGetCurrentClocksThrottleReasons", device);
+  *reasons = (unsigned long long)NUM("throttle", 0);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *reasons) {
+  GATE("nvmlDeviceGetCurrentClocksEventReasons", device);
   *reasons = (unsigned long long)NUM("throttle", 0);
   return NVML_SUCCESS;
 }

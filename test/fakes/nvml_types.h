@@ -1,7 +1,7 @@
 /*
- * The part of NVIDIA's public nvml.h (NVML API 12, CUDA 12.x drivers) that joulegate's FFI
- * uses: return codes, handle, enums and structs with the header's field order, types and
- * array sizes. fake_nvml.c implements the functions on these types; struct_layout.c prints
+ * The part of NVIDIA's public nvml.h (NVML API 12 and 13; docs/reference/gpu-libraries.md#nvml)
+ * that joulegate's FFI uses: return codes, handle, enums and structs with the header's field
+ * order, types and array sizes. fake_nvml.c implements the functions on these types; struct_layout.c prints
  * their sizes and offsets so test/backends/ffi-layout.test.ts can compare them with koffi's view.
  */
 #ifndef JOULEGATE_NVML_TYPES_H
@@ -24,6 +24,7 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_INSUFFICIENT_POWER = 8,
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
   NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
@@ -74,5 +75,18 @@ typedef struct nvmlProcessUtilizationSample_st {
   unsigned int encUtil;
   unsigned int decUtil;
 } nvmlProcessUtilizationSample_t;
+
+/* Versioned structs carry their size and, in the top byte, their version. */
+#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
+
+typedef struct {
+  unsigned int version;
+  nvmlTemperatureSensors_t sensorType;
+  int temperature;
+} nvmlTemperature_v1_t;
+
+typedef nvmlTemperature_v1_t nvmlTemperature_t;
+
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION(Temperature, 1)
 
 #endif

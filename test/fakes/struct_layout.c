@@ -1,6 +1,7 @@
 /*
  * Prints the C compiler's view of the vendor types the fakes declare (nvml_types.h,
- * amdsmi_types.h): one line per struct size, field offset, scalar type size and constant.
+ * amdsmi_types.h, for the AMD SMI generation FAKE_AMDSMI_LIB names): one line per struct size,
+ * field offset, scalar type size and constant.
  * test/backends/ffi-layout.test.ts compiles it and compares every line with koffi's view of the
  * FFI declarations in src/backends/{nvml,amdsmi}/ffi.ts.
  *
@@ -47,6 +48,11 @@ int main(void) {
   FIELD(nvmlPciInfo_t, pciSubSystemId);
   FIELD(nvmlPciInfo_t, busId);
 
+  STRUCT(nvmlTemperature_t);
+  FIELD(nvmlTemperature_t, version);
+  FIELD(nvmlTemperature_t, sensorType);
+  FIELD(nvmlTemperature_t, temperature);
+
   TYPE(nvmlReturn_t);
   TYPE(nvmlDevice_t);
   TYPE(nvmlClockType_t);
@@ -67,9 +73,21 @@ int main(void) {
   CONST(NVML_PCIE_UTIL_RX_BYTES);
   CONST(NVML_DEVICE_NAME_V2_BUFFER_SIZE);
   CONST(NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+  CONST(nvmlTemperature_v1);
+
+  STRUCT(amdsmi_version_t);
+#if FAKE_AMDSMI_LIB == 24
+  FIELD(amdsmi_version_t, year);
+#endif
+  FIELD(amdsmi_version_t, major);
+  FIELD(amdsmi_version_t, minor);
+  FIELD(amdsmi_version_t, release);
+  FIELD(amdsmi_version_t, build);
 
   STRUCT(amdsmi_power_info_t);
+#if FAKE_AMDSMI_LIB == 26
   FIELD(amdsmi_power_info_t, socket_power);
+#endif
   FIELD(amdsmi_power_info_t, current_socket_power);
   FIELD(amdsmi_power_info_t, average_socket_power);
   FIELD(amdsmi_power_info_t, gfx_voltage);

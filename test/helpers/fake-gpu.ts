@@ -7,8 +7,9 @@ import type { PlatformIO } from '../../src/platform/platform-io.js';
 import { tempDir } from './tmp.js';
 
 /*
- * Fake vendor GPU libraries (test/fakes/*.c) compiled with gcc once per test file and loaded
- * through the same koffi code as the real ones (JOULEGATE_NVML_LIB / JOULEGATE_AMDSMI_LIB).
+ * Fake vendor GPU libraries (test/fakes/*.c) compiled with gcc once per test file and build
+ * (FakeBuild) and loaded through the same koffi code as the real ones (JOULEGATE_NVML_LIB /
+ * JOULEGATE_AMDSMI_LIB).
  * Each fake reads its state file on every call; sets append to it; mutating calls go to a log.
  */
 
@@ -36,7 +37,35 @@ const SPEC: Record<
   },
 };
 
-const built = new Map<Vendor, string>();
+/**
+ * How a fake library is built: preprocessor definitions (e.g. the AMD SMI generation), and C
+ * functions left out of its export table, as a library of an older or newer driver lacks them.
+ */
+export interface FakeBuild {
+  define?: Readonly<Record<string, string | number>>;
+  hide?: readonly string[];
+}
+
+/** An NVML 13 driver's library: the successors, none of the deprecated or per-process calls. */
+export const NVML_WITHOUT_DEPRECATED: FakeBuild = {
+  hide: [
+    'nvmlDeviceGetTemperature',
+    'nvmlDeviceGetCurrentClocksThrottleReasons',
+    'nvmlDeviceGetProcessUtilization',
+  ],
+};
+/** An old driver's library: the calls NVML 13 deprecates, not yet their successors. */
+export const NVML_DEPRECATED_ONLY: FakeBuild = {
+  hide: ['nvmlDeviceGetTemperatureV', 'nvmlDeviceGetCurrentClocksEventReasons'],
+};
+/** AMD SMI lib 24.x (ROCm 6.2/6.3) layouts; the default build is lib 26.x. */
+export const AMDSMI_LIB24: FakeBuild = { define: { FAKE_AMDSMI_LIB: 24 } };
+
+const built = new Map<string, string>();
+
+function defineFlags(build: FakeBuild): string[] {
+  return Object.entries(build.define ?? {}).map(([name, value]) => `-D${name}=${value}`);
+}
 
 /** Compiles one C file of test/fakes/ (warnings are errors) into `output`. */
 function compileFake(source: string, output: string, flags: string[] = []): string {
@@ -46,16 +75,22 @@ function compileFake(source: string, output: string, flags: string[] = []): stri
   return output;
 }
 
-/** Path of the compiled fake library (built on first use in this test file). */
-export function fakeLibrary(vendor: Vendor): string {
-  let lib = built.get(vendor);
+/** Path of the compiled fake library of `vendor` as `build` says (built on first use in this test file). */
+export function fakeLibrary(vendor: Vendor, build: FakeBuild = {}): string {
+  const key = JSON.stringify([vendor, build]);
+  let lib = built.get(key);
   if (!lib) {
     const spec = SPEC[vendor];
-    lib = compileFake(spec.source, join(tempDir(`joulegate-fake-${vendor}-`), spec.soname), [
-      '-shared',
-      '-fPIC',
-    ]);
-    built.set(vendor, lib);
+    const dir = tempDir(`joulegate-fake-${vendor}-`);
+    const flags = ['-shared', '-fPIC', ...defineFlags(build)];
+    if (build.hide?.length) {
+      // A linker version script: every symbol exported except the hidden ones.
+      const script = join(dir, 'exports.map');
+      writeFileSync(script, `{\n  global: *;\n  local: ${build.hide.join('; ')};\n};\n`);
+      flags.push(`-Wl,--version-script=${script}`);
+    }
+    lib = compileFake(spec.source, join(dir, spec.soname), flags);
+    built.set(key, lib);
   }
   return lib;
 }
@@ -70,8 +105,12 @@ export interface CLayout {
   constants: Map<string, number>;
 }
 
-export function vendorTypeLayout(): CLayout {
-  const program = compileFake('struct_layout.c', join(tempDir('joulegate-layout-'), 'struct_layout'));
+export function vendorTypeLayout(build: FakeBuild = {}): CLayout {
+  const program = compileFake(
+    'struct_layout.c',
+    join(tempDir('joulegate-layout-'), 'struct_layout'),
+    defineFlags(build),
+  );
   const layout: CLayout = { structs: new Map(), types: new Map(), constants: new Map() };
   for (const line of execFileSync(program, { encoding: 'utf8' }).trim().split('\n')) {
     const [kind, name, ...rest] = line.split(' ');
@@ -88,14 +127,14 @@ export function vendorTypeLayout(): CLayout {
 
 export type FakeState = Record<string, string | number>;
 
-/** One fake GPU setup: its state file, call log and the env that points joulegate at it. */
+/** One fake GPU setup: its library build, state file, call log and the env that points joulegate at it. */
 export class FakeGpu {
   readonly vendor: Vendor;
   readonly state: string;
   readonly log: string;
   readonly env: Record<string, string>;
 
-  constructor(vendor: Vendor, initial: FakeState) {
+  constructor(vendor: Vendor, initial: FakeState, build: FakeBuild = {}) {
     this.vendor = vendor;
     const dir = tempDir(`joulegate-${vendor}-state-`);
     this.state = join(dir, 'state');
@@ -104,7 +143,11 @@ export class FakeGpu {
     writeFileSync(this.log, '');
     this.set(initial);
     const spec = SPEC[vendor];
-    this.env = { [spec.libEnv]: fakeLibrary(vendor), [spec.stateEnv]: this.state, [spec.logEnv]: this.log };
+    this.env = {
+      [spec.libEnv]: fakeLibrary(vendor, build),
+      [spec.stateEnv]: this.state,
+      [spec.logEnv]: this.log,
+    };
   }
 
   /** Points this process at the fake (the library reads the env on every call). */

@@ -55,13 +55,17 @@ export class AmdSmiBackend extends GpuTableBackend<AmdSmiProcessor, AmdSmiLibrar
         handle,
         cpus: this.cpusNear(ctx, handle),
         info: {
-          uuid: this.lib.uuid(handle),
-          pciBusId: this.lib.pciBusId(handle),
+          uuid: this.unlessLacking('GPU UUIDs unknown', () => this.lib.uuid(handle)),
+          pciBusId: this.unlessLacking('GPU PCI addresses unknown', () => this.lib.pciBusId(handle)),
           energySource: source.kind,
           energyCheck: check,
         },
       };
     });
+  }
+
+  override metadata(): Record<string, unknown> {
+    return { ...super.metadata(), libraryVersion: this.lib.version };
   }
 
   /** CPUs of the GPU's NUMA node; all CPUs when the library cannot say. */
@@ -229,6 +233,10 @@ export class AmdSmiBackend extends GpuTableBackend<AmdSmiProcessor, AmdSmiLibrar
           MICRO,
           (d) => s.powerCap(d).cap,
         ),
+        probe: (d) => {
+          s.requireFunctions('amdsmi_set_power_cap');
+          return s.powerCap(d);
+        },
         write: (d, watts) => {
           const { min, max } = s.powerCap(d);
           const uw = Math.round(watts / MICRO);

@@ -1,7 +1,7 @@
 import type { VendorLibrarySpec } from '../vendor-library.js';
 
 /*
- * Values from nvml.h (NVML API 12) that the NVML backend needs without loading the library:
+ * Values from nvml.h (NVML API 12 and 13) that the NVML backend needs without loading the library:
  * ffi.ts, which loads koffi, is imported only once the NVIDIA driver is known to be present.
  */
 

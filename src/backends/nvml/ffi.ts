@@ -1,14 +1,14 @@
-import type { LibraryHandle } from 'koffi';
 import { loadKoffi } from '../../platform/ffi.js';
-import { cpusFromMask, cString, toNumber, VendorLibrary } from '../vendor-library.js';
+import { cpusFromMask, cSignatures, cString, toNumber, VendorLibrary } from '../vendor-library.js';
 import { NVML_LIBRARY, NVML_TEMPERATURE_GPU, type NvmlDevice, NvmlReturn } from './api.js';
 
 const koffi = loadKoffi();
 
 /*
- * FFI declarations for libnvidia-ml (nvml.h, NVML API 12 as shipped with CUDA 12.x drivers).
+ * FFI declarations for libnvidia-ml (nvml.h of NVML API 12 and 13; docs/reference/gpu-libraries.md#nvml).
  * Only what the NVML backend uses; signatures, struct layouts and enum values follow the header.
- * Every method checks the nvmlReturn_t and throws (unsupported / permission / other).
+ * Every method checks the nvmlReturn_t and throws (unsupported / permission / other); a method
+ * whose function this library lacks throws MissingLibraryFunctionError.
  */
 
 const DeviceHandle = koffi.pointer(koffi.opaque());
@@ -42,6 +42,19 @@ const NvmlProcessUtilizationSample = koffi.struct({
 });
 
 /**
+ * nvmlTemperature_v1_t, in and out of nvmlDeviceGetTemperatureV: the caller sets the version and
+ * the sensor, the library fills in the temperature (signed, °C).
+ */
+const NvmlTemperature = koffi.struct({
+  version: 'unsigned int',
+  sensorType: Enum,
+  temperature: 'int',
+});
+
+/** nvml.h's NVML_STRUCT_VERSION(Temperature, 1): the struct's size with the version in the top byte. */
+export const NVML_TEMPERATURE_V1 = (koffi.sizeof(NvmlTemperature) | (1 << 24)) >>> 0;
+
+/**
  * Every type passed to or from NVML, by its nvml.h name: test/backends/ffi-layout.test.ts checks
  * each size and member offset against the C compiler's view of the header's declarations.
  */
@@ -55,6 +68,7 @@ export const NVML_TYPES = {
   nvmlMemory_t: NvmlMemory,
   nvmlPciInfo_t: NvmlPciInfo,
   nvmlProcessUtilizationSample_t: NvmlProcessUtilizationSample,
+  nvmlTemperature_t: NvmlTemperature,
 } as const;
 
 const outU32 = koffi.out(koffi.pointer('unsigned int'));
@@ -63,50 +77,50 @@ const outU64 = koffi.out(koffi.pointer('unsigned long long'));
 /** Buffer for names and UUIDs (NVML_DEVICE_UUID_V2_BUFFER_SIZE is the same). */
 export const NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 
-function declare(lib: LibraryHandle) {
-  const f = (name: string, args: unknown[]) => lib.func(name, Enum, args as never);
-  return {
-    init: f('nvmlInit_v2', []),
-    shutdown: f('nvmlShutdown', []),
-    errorString: lib.func('nvmlErrorString', 'const char *', [Enum]),
-    getCount: f('nvmlDeviceGetCount_v2', [outU32]),
-    getHandle: f('nvmlDeviceGetHandleByIndex_v2', ['unsigned int', koffi.out(koffi.pointer(DeviceHandle))]),
-    getName: f('nvmlDeviceGetName', [DeviceHandle, 'void *', 'unsigned int']),
-    getUuid: f('nvmlDeviceGetUUID', [DeviceHandle, 'void *', 'unsigned int']),
-    getPciInfo: f('nvmlDeviceGetPciInfo_v3', [DeviceHandle, koffi.out(koffi.pointer(NvmlPciInfo))]),
-    getCpuAffinity: f('nvmlDeviceGetCpuAffinity', [DeviceHandle, 'unsigned int', 'void *']),
-    getPowerUsage: f('nvmlDeviceGetPowerUsage', [DeviceHandle, outU32]),
-    getTotalEnergy: f('nvmlDeviceGetTotalEnergyConsumption', [DeviceHandle, outU64]),
-    getUtilization: f('nvmlDeviceGetUtilizationRates', [
-      DeviceHandle,
-      koffi.out(koffi.pointer(NvmlUtilization)),
-    ]),
-    getMemoryInfo: f('nvmlDeviceGetMemoryInfo', [DeviceHandle, koffi.out(koffi.pointer(NvmlMemory))]),
-    getClockInfo: f('nvmlDeviceGetClockInfo', [DeviceHandle, Enum, outU32]),
-    getMaxClockInfo: f('nvmlDeviceGetMaxClockInfo', [DeviceHandle, Enum, outU32]),
-    getTemperature: f('nvmlDeviceGetTemperature', [DeviceHandle, Enum, outU32]),
-    getLimitConstraints: f('nvmlDeviceGetPowerManagementLimitConstraints', [DeviceHandle, outU32, outU32]),
-    getDefaultLimit: f('nvmlDeviceGetPowerManagementDefaultLimit', [DeviceHandle, outU32]),
-    getLimit: f('nvmlDeviceGetPowerManagementLimit', [DeviceHandle, outU32]),
-    setLimit: f('nvmlDeviceSetPowerManagementLimit', [DeviceHandle, 'unsigned int']),
-    getThrottleReasons: f('nvmlDeviceGetCurrentClocksThrottleReasons', [DeviceHandle, outU64]),
-    getPcieThroughput: f('nvmlDeviceGetPcieThroughput', [DeviceHandle, Enum, outU32]),
-    setLockedClocks: f('nvmlDeviceSetGpuLockedClocks', [DeviceHandle, 'unsigned int', 'unsigned int']),
-    resetLockedClocks: f('nvmlDeviceResetGpuLockedClocks', [DeviceHandle]),
-    getMinorNumber: f('nvmlDeviceGetMinorNumber', [DeviceHandle, outU32]),
-    getProcessUtilization: f('nvmlDeviceGetProcessUtilization', [
-      DeviceHandle,
-      'void *',
-      outU32,
-      'unsigned long long',
-    ]),
-  };
-}
+/** What the backend cannot start without: initialisation and finding the devices. */
+const REQUIRED = cSignatures({
+  nvmlInit_v2: [],
+  nvmlShutdown: [],
+  nvmlDeviceGetCount_v2: [outU32],
+  nvmlDeviceGetHandleByIndex_v2: ['unsigned int', koffi.out(koffi.pointer(DeviceHandle))],
+});
+
+/**
+ * Everything else, each bound on its own: a library lacking one loses only what it feeds. Where
+ * NVML 13 deprecates a call, both it and its successor are here; the successor is used when the
+ * library has it.
+ */
+const OPTIONAL = cSignatures({
+  nvmlDeviceGetName: [DeviceHandle, 'void *', 'unsigned int'],
+  nvmlDeviceGetUUID: [DeviceHandle, 'void *', 'unsigned int'],
+  nvmlDeviceGetPciInfo_v3: [DeviceHandle, koffi.out(koffi.pointer(NvmlPciInfo))],
+  nvmlDeviceGetCpuAffinity: [DeviceHandle, 'unsigned int', 'void *'],
+  nvmlDeviceGetPowerUsage: [DeviceHandle, outU32],
+  nvmlDeviceGetTotalEnergyConsumption: [DeviceHandle, outU64],
+  nvmlDeviceGetUtilizationRates: [DeviceHandle, koffi.out(koffi.pointer(NvmlUtilization))],
+  nvmlDeviceGetMemoryInfo: [DeviceHandle, koffi.out(koffi.pointer(NvmlMemory))],
+  nvmlDeviceGetClockInfo: [DeviceHandle, Enum, outU32],
+  nvmlDeviceGetMaxClockInfo: [DeviceHandle, Enum, outU32],
+  nvmlDeviceGetTemperatureV: [DeviceHandle, koffi.inout(koffi.pointer(NvmlTemperature))],
+  nvmlDeviceGetTemperature: [DeviceHandle, Enum, outU32],
+  nvmlDeviceGetPowerManagementLimitConstraints: [DeviceHandle, outU32, outU32],
+  nvmlDeviceGetPowerManagementDefaultLimit: [DeviceHandle, outU32],
+  nvmlDeviceGetPowerManagementLimit: [DeviceHandle, outU32],
+  nvmlDeviceSetPowerManagementLimit: [DeviceHandle, 'unsigned int'],
+  nvmlDeviceGetCurrentClocksEventReasons: [DeviceHandle, outU64],
+  nvmlDeviceGetCurrentClocksThrottleReasons: [DeviceHandle, outU64],
+  nvmlDeviceGetPcieThroughput: [DeviceHandle, Enum, outU32],
+  nvmlDeviceSetGpuLockedClocks: [DeviceHandle, 'unsigned int', 'unsigned int'],
+  nvmlDeviceResetGpuLockedClocks: [DeviceHandle],
+  nvmlDeviceGetMinorNumber: [DeviceHandle, outU32],
+  nvmlDeviceGetProcessUtilization: [DeviceHandle, 'void *', outU32, 'unsigned long long'],
+});
+
+/** The NVML functions joulegate calls, by C name. */
+export type NvmlCall = keyof typeof REQUIRED | keyof typeof OPTIONAL | 'nvmlErrorString';
 
 /** The NVML calls joulegate makes, with units as NVML reports them (mW, mJ, MHz, KB/s, %). */
-export class NvmlLibrary extends VendorLibrary {
-  private readonly fn: ReturnType<typeof declare>;
-
+export class NvmlLibrary extends VendorLibrary<NvmlCall> {
   constructor() {
     super(NVML_LIBRARY, {
       success: NvmlReturn.SUCCESS,
@@ -114,55 +128,57 @@ export class NvmlLibrary extends VendorLibrary {
       noPermission: NvmlReturn.NO_PERMISSION,
       permissionHint: 'changing GPU settings needs root (or CAP_SYS_ADMIN)',
     });
-    this.fn = declare(this.lib);
+    this.bindFunctions(Enum, REQUIRED, OPTIONAL);
+    this.bindFunctions('const char *', {}, { nvmlErrorString: [Enum] });
   }
 
   protected describeStatus(status: number): string {
-    return String(this.fn.errorString(status));
+    if (!this.has('nvmlErrorString')) return `no text (${this.library} lacks nvmlErrorString)`;
+    return this.invoke<string>('nvmlErrorString', status);
   }
 
-  /** One call returning one unsigned int through an out pointer. */
-  private scalar(name: string, call: (out: number[]) => number): number {
+  /** A call whose last argument is one number written through an out pointer. */
+  private scalar(name: NvmlCall, ...args: unknown[]): number {
     const out = [0];
-    this.check(name, call(out));
+    this.call(name, ...args, out);
     return toNumber(out[0]!);
   }
 
   init(): void {
-    this.check('nvmlInit_v2', this.fn.init());
+    this.call('nvmlInit_v2');
   }
 
   shutDown(): void {
-    this.check('nvmlShutdown', this.fn.shutdown());
+    this.call('nvmlShutdown');
   }
 
   deviceCount(): number {
-    return this.scalar('nvmlDeviceGetCount_v2', (out) => this.fn.getCount(out));
+    return this.scalar('nvmlDeviceGetCount_v2');
   }
 
   device(index: number): NvmlDevice {
     const out: (bigint | null)[] = [null];
-    this.check('nvmlDeviceGetHandleByIndex_v2', this.fn.getHandle(index, out));
+    this.call('nvmlDeviceGetHandleByIndex_v2', index, out);
     return out[0] as bigint;
   }
 
-  private string(name: string, call: (buf: Buffer) => number): string {
+  private string(name: NvmlCall, dev: NvmlDevice): string {
     const buf = Buffer.alloc(NVML_DEVICE_NAME_V2_BUFFER_SIZE);
-    this.check(name, call(buf));
+    this.call(name, dev, buf, buf.length);
     return cString(buf);
   }
 
   name(dev: NvmlDevice): string {
-    return this.string('nvmlDeviceGetName', (b) => this.fn.getName(dev, b, b.length));
+    return this.string('nvmlDeviceGetName', dev);
   }
 
   uuid(dev: NvmlDevice): string {
-    return this.string('nvmlDeviceGetUUID', (b) => this.fn.getUuid(dev, b, b.length));
+    return this.string('nvmlDeviceGetUUID', dev);
   }
 
   pciBusId(dev: NvmlDevice): string {
     const info: { busId?: string | number[] } = {};
-    this.check('nvmlDeviceGetPciInfo_v3', this.fn.getPciInfo(dev, info));
+    this.call('nvmlDeviceGetPciInfo_v3', dev, info);
     const id = info.busId;
     return typeof id === 'string'
       ? id
@@ -175,84 +191,95 @@ export class NvmlLibrary extends VendorLibrary {
   cpuAffinity(dev: NvmlDevice, cpuCount: number): number[] {
     const words = Math.max(1, Math.ceil(cpuCount / 64));
     const buf = Buffer.alloc(words * 8);
-    this.check('nvmlDeviceGetCpuAffinity', this.fn.getCpuAffinity(dev, words, buf));
+    this.call('nvmlDeviceGetCpuAffinity', dev, words, buf);
     return cpusFromMask(buf);
   }
 
   powerUsage(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetPowerUsage', (o) => this.fn.getPowerUsage(dev, o));
+    return this.scalar('nvmlDeviceGetPowerUsage', dev);
   }
 
   totalEnergy(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetTotalEnergyConsumption', (o) => this.fn.getTotalEnergy(dev, o));
+    return this.scalar('nvmlDeviceGetTotalEnergyConsumption', dev);
   }
 
   utilization(dev: NvmlDevice): { gpu: number; memory: number } {
     const out = { gpu: 0, memory: 0 };
-    this.check('nvmlDeviceGetUtilizationRates', this.fn.getUtilization(dev, out));
+    this.call('nvmlDeviceGetUtilizationRates', dev, out);
     return out;
   }
 
   memory(dev: NvmlDevice): { total: number; free: number; used: number } {
     const out = { total: 0, free: 0, used: 0 };
-    this.check('nvmlDeviceGetMemoryInfo', this.fn.getMemoryInfo(dev, out));
+    this.call('nvmlDeviceGetMemoryInfo', dev, out);
     return { total: toNumber(out.total), free: toNumber(out.free), used: toNumber(out.used) };
   }
 
   clock(dev: NvmlDevice, type: number): number {
-    return this.scalar('nvmlDeviceGetClockInfo', (o) => this.fn.getClockInfo(dev, type, o));
+    return this.scalar('nvmlDeviceGetClockInfo', dev, type);
   }
 
   maxClock(dev: NvmlDevice, type: number): number {
-    return this.scalar('nvmlDeviceGetMaxClockInfo', (o) => this.fn.getMaxClockInfo(dev, type, o));
+    return this.scalar('nvmlDeviceGetMaxClockInfo', dev, type);
   }
 
+  /** GPU die temperature, °C: nvmlDeviceGetTemperatureV where the library has it (NVML 13 deprecates the other). */
   temperature(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetTemperature', (o) =>
-      this.fn.getTemperature(dev, NVML_TEMPERATURE_GPU, o),
-    );
+    const name = this.firstPresent('nvmlDeviceGetTemperatureV', 'nvmlDeviceGetTemperature');
+    if (name === 'nvmlDeviceGetTemperature') return this.scalar(name, dev, NVML_TEMPERATURE_GPU);
+    const request = { version: NVML_TEMPERATURE_V1, sensorType: NVML_TEMPERATURE_GPU, temperature: 0 };
+    this.call(name, dev, request);
+    return request.temperature;
   }
 
   powerLimitConstraints(dev: NvmlDevice): { min: number; max: number } {
     const min = [0];
     const max = [0];
-    this.check('nvmlDeviceGetPowerManagementLimitConstraints', this.fn.getLimitConstraints(dev, min, max));
+    this.call('nvmlDeviceGetPowerManagementLimitConstraints', dev, min, max);
     return { min: min[0]!, max: max[0]! };
   }
 
   powerLimitDefault(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetPowerManagementDefaultLimit', (o) => this.fn.getDefaultLimit(dev, o));
+    return this.scalar('nvmlDeviceGetPowerManagementDefaultLimit', dev);
   }
 
   powerLimit(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetPowerManagementLimit', (o) => this.fn.getLimit(dev, o));
+    return this.scalar('nvmlDeviceGetPowerManagementLimit', dev);
   }
 
   setPowerLimit(dev: NvmlDevice, milliwatts: number): void {
-    this.check('nvmlDeviceSetPowerManagementLimit', this.fn.setLimit(dev, milliwatts));
+    this.call('nvmlDeviceSetPowerManagementLimit', dev, milliwatts);
   }
 
+  /**
+   * Bit mask of why clocks are held down: nvmlDeviceGetCurrentClocksEventReasons where the
+   * library has it (the same bits under NVML 13's name), else the deprecated throttle call.
+   */
   throttleReasons(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetCurrentClocksThrottleReasons', (o) =>
-      this.fn.getThrottleReasons(dev, o),
+    return this.scalar(
+      this.firstPresent(
+        'nvmlDeviceGetCurrentClocksEventReasons',
+        'nvmlDeviceGetCurrentClocksThrottleReasons',
+      ),
+      dev,
     );
   }
 
   pcieThroughput(dev: NvmlDevice, counter: number): number {
-    return this.scalar('nvmlDeviceGetPcieThroughput', (o) => this.fn.getPcieThroughput(dev, counter, o));
+    return this.scalar('nvmlDeviceGetPcieThroughput', dev, counter);
   }
 
   setLockedClocks(dev: NvmlDevice, minMHz: number, maxMHz: number): void {
-    this.check('nvmlDeviceSetGpuLockedClocks', this.fn.setLockedClocks(dev, minMHz, maxMHz));
+    this.call('nvmlDeviceSetGpuLockedClocks', dev, minMHz, maxMHz);
   }
 
   resetLockedClocks(dev: NvmlDevice): void {
-    this.check('nvmlDeviceResetGpuLockedClocks', this.fn.resetLockedClocks(dev));
+    this.call('nvmlDeviceResetGpuLockedClocks', dev);
   }
 
   /** The device's minor number: it is /dev/nvidia<minor>, as cgroup device rules name it. */
   minorNumber(dev: NvmlDevice): number {
-    return this.scalar('nvmlDeviceGetMinorNumber', (o) => this.fn.getMinorNumber(dev, o));
+    return this.scalar('nvmlDeviceGetMinorNumber', dev);
   }
 
   /**
@@ -263,7 +290,7 @@ export class NvmlLibrary extends VendorLibrary {
   processUtilization(dev: NvmlDevice, sinceUs: bigint): ProcessUtilizationSample[] {
     const name = 'nvmlDeviceGetProcessUtilization';
     const count = new Uint32Array(1);
-    let status = this.fn.getProcessUtilization(dev, null, count, sinceUs);
+    let status = this.invoke(name, dev, null, count, sinceUs);
     if (status === NvmlReturn.NOT_FOUND || (status === NvmlReturn.SUCCESS && count[0] === 0)) return [];
     if (status !== NvmlReturn.INSUFFICIENT_SIZE) this.check(name, status);
     // Processes may start between the two calls: room for a few more.
@@ -271,7 +298,7 @@ export class NvmlLibrary extends VendorLibrary {
     const size = koffi.sizeof(NvmlProcessUtilizationSample);
     const buf = Buffer.alloc(room * size);
     count[0] = room;
-    status = this.fn.getProcessUtilization(dev, buf, count, sinceUs);
+    status = this.invoke(name, dev, buf, count, sinceUs);
     if (status === NvmlReturn.NOT_FOUND) return [];
     this.check(name, status);
     return Array.from({ length: count[0]! }, (_, i) => {

@@ -8,10 +8,19 @@ import { type GpuControl, type GpuDevice, type GpuQuery, GpuTableBackend, gpuRow
 import { registerBackend } from '../registry.js';
 import { requireVendorDriver } from '../vendor-library.js';
 import { NVML_LIBRARY, NvmlClock, type NvmlDevice, NvmlPcieCounter } from './api.js';
-import type { NvmlLibrary, ProcessUtilizationSample } from './ffi.js';
+import type { NvmlCall, NvmlLibrary, ProcessUtilizationSample } from './ffi.js';
 
 const MILLI = 1e-3;
 const MEGA = 1e6;
+
+/**
+ * Calls that feed no signal but per-process energy attribution (attribution/gpu-use.ts), with
+ * what a library lacking one loses: no table row names them, so setup does.
+ */
+const ATTRIBUTION_CALLS = [
+  ['nvmlDeviceGetProcessUtilization', 'per-process GPU attribution unavailable'],
+  ['nvmlDeviceGetMinorNumber', "GPUs bound to a job's cgroup not recognised"],
+] as const satisfies readonly (readonly [NvmlCall, string])[];
 
 /** A locked-clock range as this process last set it, in MHz; 0 = that bound is not locked. */
 interface ClockLock {
@@ -38,19 +47,23 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
     const devices: GpuDevice<NvmlDevice>[] = [];
     for (let i = 0; i < this.lib.deviceCount(); i++) {
       const handle = this.lib.device(i);
+      const affinity = this.unlessLacking('GPU CPU affinity unknown, all CPUs assumed', () =>
+        this.lib.cpuAffinity(handle, cpuCount),
+      );
       devices.push({
         handle,
-        cpus: this.lib.cpuAffinity(handle, cpuCount).filter((c) => c < cpuCount),
+        cpus: (affinity ?? ctx.topology.cpusOf(DomainType.Board, 0)).filter((c) => c < cpuCount),
         info: {
           nvmlIndex: i,
-          uuid: this.lib.uuid(handle),
-          name: this.lib.name(handle),
-          pciBusId: this.lib.pciBusId(handle),
+          uuid: this.unlessLacking('GPU UUIDs unknown', () => this.lib.uuid(handle)),
+          name: this.unlessLacking('GPU names unknown', () => this.lib.name(handle)),
+          pciBusId: this.unlessLacking('GPU PCI addresses unknown', () => this.lib.pciBusId(handle)),
         },
       });
       // Locks set by an earlier process are unknown to NVML's API; assume the driver default.
       this.locks.set(handle, { min: 0, max: 0 });
     }
+    for (const [fn, lost] of ATTRIBUTION_CALLS) this.unlessLacking(lost, () => this.lib.requireFunctions(fn));
     return devices;
   }
 
@@ -193,7 +206,7 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
         ...gpuRow(
           'GPU_THROTTLE_REASONS',
           'GPU_THROTTLE_REASONS',
-          'Bit mask of why clocks are held down (nvmlClocksThrottleReasons: 0x4 SW power cap, 0x8 HW slowdown, 0x20 SW thermal…)',
+          'Bit mask of why clocks are held down (nvmlClocksEventReasons, formerly ThrottleReasons: 0x4 SW power cap, 0x8 HW slowdown, 0x20 SW thermal…)',
           Units.None,
           Variable,
           IntegerBitwiseOr,
@@ -238,7 +251,10 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
         MEGA,
         (d) => this.lockOf(d)[bound],
       ),
-      probe: (d) => n.maxClock(d, NvmlClock.SM),
+      probe: (d) => {
+        n.requireFunctions('nvmlDeviceSetGpuLockedClocks', 'nvmlDeviceResetGpuLockedClocks');
+        return n.maxClock(d, NvmlClock.SM);
+      },
       write: (d, hz) => this.writeLock(d, bound, hz),
     });
     return [
@@ -253,6 +269,13 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
           MILLI,
           (d) => n.powerLimit(d),
         ),
+        probe: (d) => {
+          n.requireFunctions(
+            'nvmlDeviceSetPowerManagementLimit',
+            'nvmlDeviceGetPowerManagementLimitConstraints',
+          );
+          return n.powerLimit(d);
+        },
         write: (d, watts) => this.writePowerLimit(d, watts),
       },
       lockRow(
@@ -308,9 +331,16 @@ export class NvmlBackend extends GpuTableBackend<NvmlDevice, NvmlLibrary> {
     this.locks.set(dev, next);
   }
 
-  /** The topology's GPU indexes of this backend's devices, with their device minor numbers (/dev/nvidia<minor>). */
-  gpuMinors(): { gpu: number; minor: number }[] {
-    return this.devices.map((d) => ({ gpu: d.gpu, minor: this.lib.minorNumber(d.handle) }));
+  /**
+   * The topology's GPU indexes of this backend's devices, with their device minor numbers
+   * (/dev/nvidia<minor>); undefined where the library cannot tell (setup's diagnostics say why).
+   */
+  gpuMinors(): { gpu: number; minor: number | undefined }[] {
+    const known = this.lib.has('nvmlDeviceGetMinorNumber');
+    return this.devices.map((d) => ({
+      gpu: d.gpu,
+      minor: known ? this.lib.minorNumber(d.handle) : undefined,
+    }));
   }
 
   /** NVML's per-process utilisation samples of GPU `gpu` newer than `sinceUs` (energy attribution). */

@@ -13,8 +13,10 @@ import { DomainType } from '../../../src/platform/domains.js';
 import { InvalidArgumentError, PermissionError } from '../../../src/platform/errors.js';
 import type { PlatformIO } from '../../../src/platform/platform-io.js';
 import {
+  AMDSMI_LIB24,
   assertReads,
   deactivateFakes,
+  type FakeBuild,
   FakeGpu,
   type FakeState,
   type ReadCase,
@@ -27,9 +29,12 @@ const skip = needsCompiler();
 const GPU = DomainType.Gpu;
 const opened: PlatformIO[] = [];
 
-async function platformWith(state: FakeState): Promise<{ pio: PlatformIO; fake: FakeGpu }> {
+async function platformWith(
+  state: FakeState,
+  build?: FakeBuild,
+): Promise<{ pio: PlatformIO; fake: FakeGpu }> {
   deactivateFakes();
-  const fake = new FakeGpu('amdsmi', state).activate();
+  const fake = new FakeGpu('amdsmi', state, build).activate();
   const pio = await loadPlatform({ include: (n) => n === 'AMDSMI' });
   opened.push(pio);
   return { pio, fake };
@@ -44,6 +49,7 @@ afterEach(async () => {
 const monotonic = () => Number(process.hrtime.bigint()) / 1e9;
 
 type Meta = {
+  libraryVersion: string;
   devices: { gpu: number; uuid: string; pciBusId: string; energySource: string; cpus: number[] }[];
 };
 const metadataOf = (pio: PlatformIO) =>
@@ -236,5 +242,72 @@ describe('AMD SMI backend through the fake libamd_smi', { skip }, () => {
     assert.deepEqual(none.pio.diagnostics(), [
       { backend: 'AMDSMI', reason: 'AMDSMI: the library reports no GPUs' },
     ]);
+  });
+});
+
+describe('AMD SMI library versions', { skip }, () => {
+  // The two generations' amdsmi_power_info_t: 68 bytes of 32-bit members, 192 with 64-bit ones.
+  for (const [generation, build, version] of [
+    ['lib 24.x (68-byte power info)', AMDSMI_LIB24, '24.7.1.0'],
+    ['lib 26.x (192-byte power info)', {}, '26.2.1'],
+  ] as const) {
+    test(`${generation}: power read from that generation's layout`, async () => {
+      const { pio, fake } = await platformWith({ device_count: 2 }, build);
+      assert.equal(metadataOf(pio).libraryVersion, version);
+      await assertReads(pio, fake, 1, [
+        ['GPU_POWER', { '1.power_w': 275, '1.current_power_w': 290 }, 275],
+        // No average (MI300): the current power, the member beside it.
+        ['GPU_POWER', { '1.power_w': 0xffffffff, '1.current_power_w': 550 }, 550],
+        // Voltages and the limit sit after the powers: a blind read would return one of them.
+        ['GPU_POWER', { '1.power_w': 180, '1.gfx_mv': 700, '1.soc_mv': 750, '1.cap_uw': 400e6 }, 180],
+        ['GPU_POWER_LIMIT_DEFAULT', { '1.cap_default_uw': 480e6 }, 480],
+        ['GPU_CORE_FREQUENCY_STATUS', { '1.gfx_mhz': 1650 }, 1.65e9],
+      ]);
+      assert.deepEqual(pio.diagnostics(), []);
+    });
+  }
+
+  for (const [what, build, state, version] of [
+    ['a lib 24.x older than 24.6 (ROCm 6.1)', AMDSMI_LIB24, { lib_major: 5 }, '24.5.1.0'],
+    ['a lib 25.x (ROCm 6.4)', AMDSMI_LIB24, { lib_year: 25, lib_major: 3 }, '25.3.1.0'],
+    ['a lib newer than 26.x', {}, { lib_major: 99 }, '99.2.1'],
+  ] as const) {
+    test(`${what} is refused in one line naming its version, never read blind`, async () => {
+      const { pio, fake } = await platformWith({ device_count: 1, ...state }, build);
+      assert.deepEqual(pio.diagnostics(), [
+        {
+          backend: 'AMDSMI',
+          reason: `libamd_smi version ${version}: joulegate knows the struct layouts of 24.6.x, 24.7.x (ROCm 6.2, 6.3) and 26.x (ROCm 7) only`,
+        },
+      ]);
+      assert.equal(pio.topology.numDomain(GPU), 0);
+      assert.deepEqual(fake.calls(), ['amdsmi_init 2', 'amdsmi_shut_down'], 'the reference is given back');
+    });
+  }
+
+  test('a library without amdsmi_get_lib_version is refused: its layouts cannot be told', async () => {
+    const { pio, fake } = await platformWith({ device_count: 1 }, { hide: ['amdsmi_get_lib_version'] });
+    assert.match(
+      pio.diagnostics()[0]!.reason,
+      /^libamd_smi \(\S+libamd_smi\.so\) lacks amdsmi_get_lib_version, which joulegate needs$/,
+    );
+    assert.deepEqual(fake.calls(), []);
+  });
+
+  test('a library lacking a query loses only the signals it feeds, each named', async () => {
+    const { pio } = await platformWith(
+      { device_count: 1 },
+      { hide: ['amdsmi_get_gpu_activity', 'amdsmi_set_power_cap'] },
+    );
+    assert.deepEqual(
+      pio.diagnostics().map((d) => `${d.signal}: ${d.reason}`),
+      [
+        'AMDSMI::GPU_UTILIZATION: libamd_smi lacks amdsmi_get_gpu_activity',
+        'AMDSMI::GPU_MEMORY_UTILIZATION: libamd_smi lacks amdsmi_get_gpu_activity',
+        'AMDSMI::GPU_POWER_LIMIT_CONTROL: libamd_smi lacks amdsmi_set_power_cap',
+      ],
+    );
+    assert.equal(await pio.readSignal('GPU_POWER', GPU, 0), 300);
+    assert.equal(await pio.readSignal('GPU_POWER_LIMIT_MAX_AVAIL', GPU, 0), 550);
   });
 });

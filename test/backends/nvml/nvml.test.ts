@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
+import { NvmlGpuUse, processUtilizationReader } from '../../../src/attribution/gpu-use.js';
 import { loadPlatform } from '../../../src/backends/load.js';
 import { DomainType } from '../../../src/platform/domains.js';
 import { InvalidArgumentError, PermissionError } from '../../../src/platform/errors.js';
@@ -11,8 +12,11 @@ import { Sysroot } from '../../../src/platform/sysroot.js';
 import {
   assertReads,
   deactivateFakes,
+  type FakeBuild,
   FakeGpu,
   type FakeState,
+  NVML_DEPRECATED_ONLY,
+  NVML_WITHOUT_DEPRECATED,
   type ReadCase,
 } from '../../helpers/fake-gpu.js';
 import { needsCompiler } from '../../helpers/requirements.js';
@@ -23,9 +27,12 @@ const skip = needsCompiler();
 const GPU = DomainType.Gpu;
 const opened: PlatformIO[] = [];
 
-async function platformWith(state: FakeState): Promise<{ pio: PlatformIO; fake: FakeGpu }> {
+async function platformWith(
+  state: FakeState,
+  build?: FakeBuild,
+): Promise<{ pio: PlatformIO; fake: FakeGpu }> {
   deactivateFakes();
-  const fake = new FakeGpu('nvml', state).activate();
+  const fake = new FakeGpu('nvml', state, build).activate();
   const pio = await loadPlatform({ include: (n) => n === 'NVML' || n === 'TIME' });
   opened.push(pio);
   return { pio, fake };
@@ -35,6 +42,14 @@ afterEach(async () => {
   for (const pio of opened.splice(0)) await pio.close();
   deactivateFakes();
 });
+
+type NvmlMeta = { libraryLacks: string[]; devices: Record<string, unknown>[] };
+const metadataOf = (pio: PlatformIO) =>
+  pio
+    .loadedBackends()
+    .find((b) => b.name === 'NVML')!
+    .metadata() as NvmlMeta;
+const nvmlDiagnostics = (pio: PlatformIO) => pio.diagnostics().filter((d) => d.backend === 'NVML');
 
 const TWO_GPUS: FakeState = {
   device_count: 2,
@@ -147,10 +162,10 @@ describe('NVML backend through the fake libnvidia-ml', { skip }, () => {
   });
 
   test('a read refused with NO_PERMISSION is reported with its reason', async () => {
-    const { pio } = await platformWith({ ...TWO_GPUS, '0.no_permission': 'nvmlDeviceGetTemperature' });
+    const { pio } = await platformWith({ ...TWO_GPUS, '0.no_permission': 'nvmlDeviceGetTemperatureV' });
     const diag = pio.diagnostics().find((d) => d.signal === 'NVML::GPU_TEMPERATURE');
     assert.ok(diag, 'diagnostic for the refused read');
-    assert.match(diag.reason, /gpu 0: nvmlDeviceGetTemperature: Insufficient Permissions \(status 4\)/);
+    assert.match(diag.reason, /gpu 0: nvmlDeviceGetTemperatureV: Insufficient Permissions \(status 4\)/);
     assert.equal(await pio.readSignal('GPU_TEMPERATURE', GPU, 1), 40);
   });
 
@@ -327,5 +342,114 @@ describe('NVML backend through the fake libnvidia-ml', { skip }, () => {
     );
     assert.ok((await pio.readSignal('TIME', DomainType.Board, 0)) >= 0);
     assert.equal(pio.isValidSignal('GPU_POWER'), false);
+  });
+});
+
+describe('NVML libraries of other driver generations', { skip }, () => {
+  // [signal, state set on gpu 1, expected SI value]: what a driver of any generation must give.
+  const essentials: ReadCase[] = [
+    ['GPU_POWER', { '1.power_mw': 234567 }, 234.567],
+    ['GPU_ENERGY', { '1.energy_mj': 7000250, '1.energy_scale': 0 }, 7000.25],
+    ['GPU_TEMPERATURE', { '1.temp_c': 71 }, 71],
+    ['GPU_POWER_LIMIT_MIN_AVAIL', { '1.limit_min_mw': 150000 }, 150],
+    ['GPU_POWER_LIMIT_MAX_AVAIL', { '1.limit_max_mw': 650000 }, 650],
+    ['GPU_POWER_LIMIT_DEFAULT', { '1.limit_default_mw': 600000 }, 600],
+    ['GPU_POWER_LIMIT_CONTROL', { '1.limit_mw': 425000 }, 425],
+    ['GPU_THROTTLE_REASONS', { '1.throttle': 0x28 }, 0x28],
+  ];
+
+  test('without the deprecated and per-process calls (NVML 13): power, energy, temperature and limits through the successors', async () => {
+    const { pio, fake } = await platformWith(TWO_GPUS, NVML_WITHOUT_DEPRECATED);
+    await assertReads(pio, fake, 1, essentials);
+    // nvmlTemperature_t carries a signed value; the deprecated call's is unsigned.
+    await assertReads(pio, fake, 0, [['GPU_TEMPERATURE', { '0.temp_c': -7 }, -7]]);
+    assert.deepEqual(metadataOf(pio).libraryLacks, [
+      'nvmlDeviceGetTemperature',
+      'nvmlDeviceGetCurrentClocksThrottleReasons',
+      'nvmlDeviceGetProcessUtilization',
+    ]);
+    // No signal is lost; what is lost is named once, with the missing function.
+    assert.deepEqual(nvmlDiagnostics(pio), [
+      {
+        backend: 'NVML',
+        reason: 'per-process GPU attribution unavailable: libnvidia-ml lacks nvmlDeviceGetProcessUtilization',
+      },
+    ]);
+    // Attribution goes on without per-process samples and says why, once per GPU.
+    const told: string[] = [];
+    const use = new NvmlGpuUse(processUtilizationReader(pio)!, (line) => told.push(line));
+    assert.deepEqual(use.read(1, []), []);
+    use.read(1, []);
+    assert.deepEqual(told, [
+      'GPU 0: per-process utilisation not read (libnvidia-ml lacks nvmlDeviceGetProcessUtilization)',
+      'GPU 1: per-process utilisation not read (libnvidia-ml lacks nvmlDeviceGetProcessUtilization)',
+    ]);
+  });
+
+  test('an old library with only the deprecated calls serves the same signals through them', async () => {
+    const { pio, fake } = await platformWith(TWO_GPUS, NVML_DEPRECATED_ONLY);
+    await assertReads(pio, fake, 1, essentials);
+    assert.deepEqual(metadataOf(pio).libraryLacks, [
+      'nvmlDeviceGetTemperatureV',
+      'nvmlDeviceGetCurrentClocksEventReasons',
+    ]);
+    assert.deepEqual(nvmlDiagnostics(pio), []);
+    // Per-process samples are there too.
+    fake.set({ '0.proc_util': '4242:37', '0.proc_util_ts': 5000 });
+    const nvml = processUtilizationReader(pio)!;
+    assert.deepEqual(nvml.processUtilization(0, 0n), [{ pid: 4242, timeStampUs: 5000n, smUtil: 37 }]);
+  });
+
+  test('a library lacking a function loses only the signals it feeds, each named with the function', async () => {
+    const { pio, fake } = await platformWith(TWO_GPUS, {
+      hide: [
+        'nvmlDeviceGetUtilizationRates',
+        'nvmlDeviceGetTemperatureV',
+        'nvmlDeviceGetTemperature',
+        'nvmlDeviceSetGpuLockedClocks',
+        'nvmlDeviceGetCpuAffinity',
+        'nvmlDeviceGetMinorNumber',
+      ],
+    });
+    const lacks = (fn: string) => `libnvidia-ml lacks ${fn}`;
+    assert.deepEqual(
+      nvmlDiagnostics(pio).map((d) => `${d.signal ?? '-'}: ${d.reason}`),
+      [
+        `-: GPU CPU affinity unknown, all CPUs assumed: ${lacks('nvmlDeviceGetCpuAffinity')}`,
+        `-: GPUs bound to a job's cgroup not recognised: ${lacks('nvmlDeviceGetMinorNumber')}`,
+        `NVML::GPU_UTILIZATION: ${lacks('nvmlDeviceGetUtilizationRates')}`,
+        `NVML::GPU_MEMORY_UTILIZATION: ${lacks('nvmlDeviceGetUtilizationRates')}`,
+        `NVML::GPU_TEMPERATURE: ${lacks('nvmlDeviceGetTemperatureV and nvmlDeviceGetTemperature')}`,
+        `NVML::GPU_CORE_FREQUENCY_MIN_CONTROL: ${lacks('nvmlDeviceSetGpuLockedClocks')}`,
+        `NVML::GPU_CORE_FREQUENCY_MAX_CONTROL: ${lacks('nvmlDeviceSetGpuLockedClocks')}`,
+      ],
+    );
+    for (const name of ['GPU_UTILIZATION', 'GPU_TEMPERATURE', 'NVML::GPU_CORE_FREQUENCY_MAX_CONTROL'])
+      assert.equal(pio.isValidSignal(name), false, name);
+    assert.equal(pio.controlNames().includes('NVML::GPU_CORE_FREQUENCY_MIN_CONTROL'), false);
+    // Everything else still reads and writes.
+    await assertReads(pio, fake, 1, [
+      ['GPU_POWER', { '1.power_mw': 99000 }, 99],
+      ['GPU_CORE_FREQUENCY_STATUS', { '1.clock_sm_mhz': 1200 }, 1.2e9],
+    ]);
+    await pio.writeControl('GPU_POWER_LIMIT_CONTROL', GPU, 0, 300);
+    assert.equal(fake.get('0.limit_mw'), '300000');
+    // Without an affinity each GPU is near every CPU; without minors no GPU is a job's own.
+    assert.deepEqual(pio.topology.cpusOf(GPU, 1), pio.topology.cpusOf(DomainType.Board, 0));
+    assert.deepEqual(processUtilizationReader(pio)!.gpuMinors(), [
+      { gpu: 0, minor: undefined },
+      { gpu: 1, minor: undefined },
+    ]);
+  });
+
+  test('a library lacking a function the backend cannot start without is refused in one line', async () => {
+    const { pio, fake } = await platformWith(TWO_GPUS, { hide: ['nvmlDeviceGetCount_v2'] });
+    const [missing] = nvmlDiagnostics(pio);
+    assert.match(
+      missing!.reason,
+      /^libnvidia-ml \(\S+libnvidia-ml\.so\.1\) lacks nvmlDeviceGetCount_v2, which joulegate needs$/,
+    );
+    assert.equal(pio.topology.numDomain(GPU), 0);
+    assert.deepEqual(fake.calls(), [], 'refused before nvmlInit');
   });
 });
