@@ -173,7 +173,7 @@ test('a node without RAPL, msr or cpufreq: read and write say why, on one line, 
   const noRapl = `POWERCAP: no RAPL zones under ${vm}/sys/class/powercap`;
   const noMsr = 'MSR: no /dev/cpu/0/msr (load the msr or msr-safe kernel module)';
   const noCpufreq =
-    'CPUFREQ: no cpufreq policies under /sys/devices/system/cpu/cpufreq (VM without a cpufreq driver?)';
+    'CPUFREQ: no cpufreq policies under /sys/devices/system/cpu/cpufreq nor /sys/devices/system/cpu/cpu*/cpufreq (VM without a cpufreq driver?)';
   const cases: [string, string[], string][] = [
     ['read', ['--info', 'CPU_ENERGY'], `Error: CPU_ENERGY: not available: ${noRapl}; ${noMsr}\n`],
     [
