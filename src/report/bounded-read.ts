@@ -44,7 +44,7 @@ export interface ReadLimits {
 
 const MB = 1 << 20;
 /** A read's wall-clock bound as a multiple of its CPU budget: room for a machine busy 10× over. */
-const WALL_FACTOR = 10;
+export const WALL_FACTOR = 10;
 /** How often the reading thread's CPU time is looked at. */
 const CPU_POLL_MS = 50;
 
