@@ -133,6 +133,97 @@ describe('node_exporter capture', { skip: requirements(needsTool('promtool')) },
     }
   });
 
+  it('session reads hwmon chips, fans, clocks and thermal zones as node_exporter does', async () => {
+    const root = captureSysroot('node_exporter');
+    // joulegate's request → node_exporter's series (metric, labels) and the factor between units.
+    const pairs: [string, string, string, number][] = [
+      [
+        'CPU_PACKAGE_TEMPERATURE package 0',
+        'node_hwmon_temp_celsius',
+        'chip="platform_coretemp_0",sensor="temp1"',
+        1,
+      ],
+      [
+        'CPU_PACKAGE_TEMPERATURE package 1',
+        'node_hwmon_temp_celsius',
+        'chip="platform_coretemp_1",sensor="temp1"',
+        1,
+      ],
+      [
+        'HWMON::CORETEMP_CORE_0_TEMP package 0',
+        'node_hwmon_temp_celsius',
+        'chip="platform_coretemp_0",sensor="temp2"',
+        1,
+      ],
+      [
+        'HWMON::CORETEMP_CORE_3_TEMP package 1',
+        'node_hwmon_temp_celsius',
+        'chip="platform_coretemp_1",sensor="temp5"',
+        1,
+      ],
+      [
+        'HWMON::HWMON4_FOOSENSOR__TEMP1_TEMP board 0',
+        'node_hwmon_temp_celsius',
+        'chip="hwmon4",sensor="temp1"',
+        1,
+      ],
+      [
+        'HWMON::HWMON4_FOOSENSOR__TEMP2_TEMP board 0',
+        'node_hwmon_temp_celsius',
+        'chip="hwmon4",sensor="temp2"',
+        1,
+      ],
+      [
+        'HWMON::MT7996_PHY0_2_TEMP1_TEMP board 0',
+        'node_hwmon_temp_celsius',
+        'chip="ieee80211_phy0_mt7996_phy0_2",sensor="temp1"',
+        1,
+      ],
+      ['HWMON::NCT6779_IN0_VOLTAGE board 0', 'node_hwmon_in_volts', 'chip="nct6779",sensor="in0"', 1],
+      ['HWMON::NCT6779_IN1_VOLTAGE board 0', 'node_hwmon_in_volts', 'chip="nct6779",sensor="in1"', 1],
+      ['HWMON::NCT6779_FAN2_FAN_SPEED board 0', 'node_hwmon_fan_rpm', 'chip="nct6779",sensor="fan2"', 1],
+      [
+        'HWMON::APPLESMC_LEFT_SIDE_FAN_SPEED board 0',
+        'node_hwmon_fan_rpm',
+        'chip="platform_applesmc_768",sensor="fan1"',
+        1,
+      ],
+      [
+        'HWMON::APPLESMC_RIGHT_SIDE_FAN_SPEED board 0',
+        'node_hwmon_fan_rpm',
+        'chip="platform_applesmc_768",sensor="fan2"',
+        1,
+      ],
+      [
+        'HWMON::HWMON4_SCLK_FREQUENCY board 0',
+        'node_hwmon_freq_freq_mhz',
+        'chip="hwmon4",sensor="sclk"',
+        1e6,
+      ],
+      [
+        'HWMON::HWMON4_MCLK_FREQUENCY board 0',
+        'node_hwmon_freq_freq_mhz',
+        'chip="hwmon4",sensor="mclk"',
+        1e6,
+      ],
+      [
+        'HWMON::THERMAL__CPU_THERMAL_TEMP board 0',
+        'node_thermal_zone_temp',
+        'type="cpu-thermal",zone="0"',
+        1,
+      ],
+    ];
+    const { values } = await sessionValues(
+      root,
+      pairs.map(([request]) => request),
+    );
+    for (const [request, metric, labels, factor] of pairs) {
+      const [signal, domain, idx] = request.split(' ') as [string, string, string];
+      const column = domain === 'board' ? signal : `${signal}-${domain}-${idx}`;
+      assert.equal(values.get(column), e2eValue(metric, labels) * factor, request);
+    }
+  });
+
   it('exporter: promtool-clean; frequency per package is the mean of node_exporter’s per-CPU values', async () => {
     const root = captureSysroot('node_exporter');
     const { body } = await scrapeChecked(root);
@@ -144,6 +235,13 @@ describe('node_exporter capture', { skip: requirements(needsTool('promtool')) },
       undefined,
       'no series for the package without RAPL',
     );
+    for (const pkg of [0, 1]) {
+      assert.equal(
+        seriesValue(body, 'joulegate_package_temperature_celsius', `node="capture",package="${pkg}"`),
+        e2eValue('node_hwmon_temp_celsius', `chip="platform_coretemp_${pkg}",sensor="temp1"`),
+        `package ${pkg} temperature is coretemp's package channel`,
+      );
+    }
     for (const [pkg, cpus] of cpusOfPackage(root, [0, 1, 2, 3])) {
       const mean =
         cpus
@@ -175,7 +273,13 @@ describe('prometheus/procfs capture', { skip: requirements(needsTool('promtool')
       'CPUFREQ::SCALING_MAX_FREQ cpu *',
       'CPUFREQ::CPUINFO_MIN_FREQ cpu *',
       'CPUFREQ::CPUINFO_MAX_FREQ cpu *',
+      'HWMON::THERMAL__BCM2835_THERMAL_TEMP board 0',
+      'HWMON::THERMAL__ACPITZ_TEMP board 0',
     ]);
+    // sysfs/class_thermal_test.go TestClassThermalZoneStats: zone 0 "bcm2835_thermal" Temp 49925,
+    // zone 1 "acpitz" Temp -44000 (m°C).
+    assert.equal(values.get('HWMON::THERMAL__BCM2835_THERMAL_TEMP'), 49925 / 1e3);
+    assert.equal(values.get('HWMON::THERMAL__ACPITZ_TEMP'), -44000 / 1e3);
     // sysfs/class_powercap_test.go TestNewRaplValues: zones[0].GetEnergyMicrojoules() == 240422366267
     assert.equal(values.get('CPU_ENERGY-package-0'), 240422366267 / 1e6);
     // meminfo_test.go TestMeminfo: MemTotalBytes: 16042172416

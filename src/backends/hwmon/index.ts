@@ -14,8 +14,10 @@ import {
   indexedWords,
   nameSensors,
   nameWord,
+  PACKAGE_TEMPERATURE_ALIAS,
   PER_PACKAGE_CHIPS,
   packageFromLabel,
+  packageTemperatureChannel,
   parseChannels,
   parseZoneEntry,
   type SensorKind,
@@ -46,6 +48,13 @@ interface Sensor {
   paths: string[];
   /** What the description names: chip and label, or the thermal zone. */
   source: string;
+}
+
+/** The sensors of one signal name, by index, and the catalogue aliases it is offered under. */
+interface SensorGroup {
+  domain: DomainType;
+  sensors: Map<number, Sensor>;
+  aliases?: string[];
 }
 
 type Snapshot = Map<string, number | Error>;
@@ -187,10 +196,8 @@ export class HwmonBackend extends TableBackend<Snapshot> {
   }
 
   /** Signals of the chips' enabled channels, by name, each at its package (or board 0). */
-  private chipSensors(
-    chips: readonly Chip[],
-  ): Map<string, { domain: DomainType; sensors: Map<number, Sensor> }> {
-    const grouped = new Map<string, { domain: DomainType; sensors: Map<number, Sensor> }>();
+  private chipSensors(chips: readonly Chip[]): Map<string, SensorGroup> {
+    const grouped = new Map<string, SensorGroup>();
     // Board chips sharing a name get `__n` in device order; per-package ones differ by package.
     const boardChips = chips.filter((c) => c.packageIdx === undefined);
     const boardWords = indexedWords(boardChips.map((c) => nameWord(c.name) || 'CHIP'));
@@ -224,8 +231,31 @@ export class HwmonBackend extends TableBackend<Snapshot> {
             });
         }
       }
+      if (chip.packageIdx !== undefined) this.addPackageTemperature(grouped, chip);
     }
     return grouped;
+  }
+
+  /**
+   * A per-package chip's package channel is also `CPU_PACKAGE_TEMPERATURE` at its package, the
+   * catalogue's package temperature, so a node without MSR access still has one.
+   */
+  private addPackageTemperature(grouped: Map<string, SensorGroup>, chip: Chip): void {
+    const channel = packageTemperatureChannel(chip.channels);
+    if (channel === undefined) return;
+    // No chip signal can take this name: theirs all end in a quantity word (`_TEMP`).
+    const name = PACKAGE_TEMPERATURE_ALIAS;
+    const entry = grouped.get(name) ?? {
+      domain: DomainType.Package,
+      sensors: new Map<number, Sensor>(),
+      aliases: [PACKAGE_TEMPERATURE_ALIAS],
+    };
+    entry.sensors.set(chip.packageIdx!, {
+      kind: { ...channel.kind, what: 'CPU package temperature' },
+      paths: [channel.path],
+      source: `hwmon chip ${chip.name} ("${channel.label}"), ${channel.file}`,
+    });
+    grouped.set(name, entry);
   }
 
   /** One board signal per thermal zone, named by its type. */
@@ -262,7 +292,7 @@ export class HwmonBackend extends TableBackend<Snapshot> {
         `no hwmon sensors under ${ctx.sysroot.path(HWMON_DIR)} and no thermal zones under ${ctx.sysroot.path(THERMAL_DIR)}`,
       );
     const signals: SignalDef<Snapshot>[] = [];
-    for (const [signal, { domain, sensors }] of grouped) {
+    for (const [signal, { domain, sensors, aliases }] of grouped) {
       const any = [...sensors.values()][0]!;
       const sum = any.paths.length > 1 ? 'Sum of the channels: ' : '';
       const def: SignalDef<Snapshot> = {
@@ -274,6 +304,7 @@ export class HwmonBackend extends TableBackend<Snapshot> {
         behavior: any.kind.behavior,
         units: any.kind.units,
         ...(any.kind.feeds !== undefined ? { feeds: any.kind.feeds } : {}),
+        ...(aliases !== undefined ? { aliases } : {}),
         available: (idx) => sensors.has(idx),
         read: (idx, c) => {
           const s = sensors.get(idx);

@@ -100,6 +100,18 @@ export const SENSOR_KINDS: readonly SensorKind[] = [
     what: 'Fan speed',
     feeds: 'FAN_SPEED',
   },
+  {
+    // amdgpu's shader and memory clocks (freq1 "sclk", freq2 "mclk"), in Hz.
+    prefix: 'freq',
+    attr: 'input',
+    divisor: 1,
+    units: Units.Hertz,
+    quantity: 'FREQUENCY',
+    summable: false,
+    behavior: Behavior.Variable,
+    aggregation: Aggregation.Average,
+    what: 'Clock frequency',
+  },
 ];
 
 /** The kind of a thermal zone's `temp` file: millidegrees like hwmon's tempN_input. */
@@ -264,6 +276,24 @@ export function nameSensors<C extends Channel>(chipWord: string, channels: reado
 export function packageFromLabel(label: string): number | undefined {
   const m = /^(?:Package|Physical) id (\d+)$/i.exec(label.trim());
   return m ? Number(m[1]) : undefined;
+}
+
+/** The catalogue alias a per-package chip's package temperature is offered under. */
+export const PACKAGE_TEMPERATURE_ALIAS = 'CPU_PACKAGE_TEMPERATURE';
+
+/**
+ * The channel that is the temperature of the whole package on a per-package chip: coretemp's
+ * "Package id N" ("Physical id N"), else k10temp's/zenpower's "Tdie" (the die's own reading),
+ * else their "Tctl" (the control value, which some models offset; still what the CPU throttles by).
+ */
+export function packageTemperatureChannel<C extends Channel>(channels: readonly C[]): C | undefined {
+  const temps = channels.filter((c) => c.kind.prefix === 'temp' && c.disabled === undefined);
+  const labelled = (test: (label: string) => boolean) => temps.find((c) => test(c.label?.trim() ?? ''));
+  return (
+    labelled((l) => packageFromLabel(l) !== undefined) ??
+    labelled((l) => /^tdie$/i.test(l)) ??
+    labelled((l) => /^tctl$/i.test(l))
+  );
 }
 
 /**

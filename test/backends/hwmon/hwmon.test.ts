@@ -19,6 +19,7 @@ import {
   nameSensors,
   nameWord,
   packageFromLabel,
+  packageTemperatureChannel,
   parseChannels,
   parseSensorFile,
   parseZoneEntry,
@@ -71,6 +72,8 @@ test('Intel: coretemp per package, a board chip in SI units', async () => {
   assert.equal(await pio.readSignal('HWMON::INA238_TEMP1_TEMP', Board, 0), 38.5);
   assert.equal(pio.signalInfo('HWMON::INA238_ENERGY1_ENERGY').units, Units.Joules);
   assert.equal(pio.signalInfo('HWMON::CORETEMP_CORE_0_TEMP').domain, Package);
+  assert.equal(await pio.readSignal('CPU_PACKAGE_TEMPERATURE', Package, 1), 47);
+  assert.equal(pio.signalInfo('CPU_PACKAGE_TEMPERATURE').aliasFor, 'HWMON::CPU_PACKAGE_TEMPERATURE');
 });
 
 test('AMD: k10temp chips map to packages in device order, not hwmon order', async () => {
@@ -80,6 +83,32 @@ test('AMD: k10temp chips map to packages in device order, not hwmon order', asyn
   assert.equal(await pio.readSignal('HWMON::K10TEMP_TCTL_TEMP', Package, 0), 55.25);
   assert.equal(await pio.readSignal('HWMON::K10TEMP_TCTL_TEMP', Package, 1), 52.125);
   assert.equal(await pio.readSignal('HWMON::K10TEMP_TCTL_TEMP', Board, 0), (55.25 + 52.125) / 2);
+  // Without a Tdie channel, Tctl is the package temperature.
+  assert.equal(await pio.readSignal('CPU_PACKAGE_TEMPERATURE', Package, 1), 52.125);
+});
+
+test('package temperature: coretemp "Package id"/"Physical id", else Tdie, else Tctl; never a core', () => {
+  const temp = parseSensorFile('temp1_input')!.kind;
+  const ch = (channel: string, label?: string, disabled?: string) => ({
+    file: `${channel}_input`,
+    channel,
+    kind: temp,
+    ...(label !== undefined ? { label } : {}),
+    ...(disabled !== undefined ? { disabled } : {}),
+  });
+  const pick = (...channels: ReturnType<typeof ch>[]) => packageTemperatureChannel(channels)?.channel;
+  assert.equal(pick(ch('temp2', 'Core 0'), ch('temp1', 'Package id 1')), 'temp1');
+  assert.equal(pick(ch('temp1', 'Physical id 0')), 'temp1');
+  assert.equal(pick(ch('temp1', 'Tctl'), ch('temp2', 'Tdie'), ch('temp3', 'Tccd1')), 'temp2');
+  assert.equal(pick(ch('temp1', 'Tctl'), ch('temp3', 'Tccd1')), 'temp1');
+  assert.equal(pick(ch('temp2', 'Core 0'), ch('temp3', 'Tccd1')), undefined);
+  assert.equal(
+    pick(ch('temp1', 'Package id 0', 'temp1_enable is 0')),
+    undefined,
+    'a disabled channel is not read',
+  );
+  const volts = { ...ch('in1', 'Package id 0'), kind: parseSensorFile('in1_input')!.kind };
+  assert.equal(pick(volts), undefined, 'only temperatures');
 });
 
 test('a garbled sensor file is NaN in a batch and an error in a single read', async () => {
@@ -294,6 +323,21 @@ test('node_exporter capture through the backend: names, packages, fans and zones
   assert.equal(await pio.readSignal('HWMON::NCT6779_FAN2_FAN_SPEED', Board, 0), rpm('nct6779', 'fan2'));
   assert.equal(pio.signalInfo('HWMON::NCT6779_FAN2_FAN_SPEED').units, Units.Rpm);
   assert.equal(pio.signalInfo('HWMON::NCT6779_FAN2_FAN_SPEED').feeds, 'FAN_SPEED');
+  // hwmon4's clocks (amdgpu-style freqN_input in Hz); node_exporter reports them in MHz by label.
+  for (const { labels, value } of exporterExpectations('node_hwmon_freq_freq_mhz')) {
+    const signal = `HWMON::HWMON4_${labels.sensor!.toUpperCase()}_FREQUENCY`;
+    assert.equal(await pio.readSignal(signal, Board, 0), value * 1e6, signal);
+    assert.equal(pio.signalInfo(signal).units, Units.Hertz);
+  }
+  // coretemp's package channel is also the catalogue's package temperature, per package.
+  assert.equal(
+    await pio.readSignal('CPU_PACKAGE_TEMPERATURE', Package, 0),
+    temp('platform_coretemp_0', 'temp1'),
+  );
+  assert.equal(
+    await pio.readSignal('CPU_PACKAGE_TEMPERATURE', Package, 1),
+    temp('platform_coretemp_1', 'temp1'),
+  );
   const [zone] = exporterExpectations('node_thermal_zone_temp');
   assert.equal(await pio.readSignal('HWMON::THERMAL__CPU_THERMAL_TEMP', Board, 0), zone!.value);
   assert.equal(pio.signalInfo('HWMON::THERMAL__CPU_THERMAL_TEMP').units, Units.Celsius);
