@@ -7,20 +7,25 @@ export const POWERCAP_DIR = '/sys/class/powercap';
 /** What a RAPL zone measures, from its `name` file. */
 export type ZoneKind = 'package' | 'core' | 'uncore' | 'dram' | 'psys';
 
-/** A zone directory name: `intel-rapl:0`, `intel-rapl:10:2`, `intel-rapl-mmio:0`. */
+/** A zone directory name: `intel-rapl:0`, `intel-rapl:a:2`, `intel-rapl-mmio:0`. */
 export interface ZoneId {
   mmio: boolean;
   zone: number;
   subzone?: number;
 }
 
+/**
+ * The kernel names a zone `<parent>:<id in hex>` (drivers/powercap/powercap_sys.c), so the
+ * eleventh package zone is `intel-rapl:a` and `intel-rapl:10` is zone 16. Which package a zone
+ * measures comes from its `name` file, never from this number.
+ */
 export function parseZoneDirName(entry: string): ZoneId | undefined {
-  const m = /^intel-rapl(-mmio)?:(\d+)(?::(\d+))?$/.exec(entry);
+  const m = /^intel-rapl(-mmio)?:([0-9a-f]+)(?::([0-9a-f]+))?$/.exec(entry);
   if (!m) return undefined;
   return {
     mmio: m[1] !== undefined,
-    zone: Number(m[2]),
-    ...(m[3] !== undefined ? { subzone: Number(m[3]) } : {}),
+    zone: Number.parseInt(m[2]!, 16),
+    ...(m[3] !== undefined ? { subzone: Number.parseInt(m[3], 16) } : {}),
   };
 }
 
@@ -137,10 +142,10 @@ export function discoverZones(root: Sysroot, problems: string[] = []): Zone[] {
   const parsed = entries
     .map((e) => ({ entry: e, id: parseZoneDirName(e) }))
     .filter((x) => x.id !== undefined);
-  // A zone-like name we cannot parse (procfs's capture has `intel-rapl:a`) is named, not dropped.
+  // A zone-like name we cannot parse is named, not dropped.
   for (const entry of entries.filter((e) => /^intel-rapl(-mmio)?:/.test(e) && !parseZoneDirName(e))) {
     problems.push(
-      `${POWERCAP_DIR}/${entry}: not a zone name joulegate knows (intel-rapl:N[:M], decimal); left out`,
+      `${POWERCAP_DIR}/${entry}: not a zone name joulegate knows (intel-rapl:N[:M], N and M in hex); left out`,
     );
   }
   const byParent = new Map<string, number | undefined>();

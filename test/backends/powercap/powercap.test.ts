@@ -18,8 +18,12 @@ const RAPL = 'sys/class/powercap';
 const { Board, Package } = DomainType;
 
 test('zone directory names: multi-digit indices, subzones and MMIO zones', () => {
-  assert.deepEqual(parseZoneDirName('intel-rapl:10'), { mmio: false, zone: 10 });
-  assert.deepEqual(parseZoneDirName('intel-rapl:11:10'), { mmio: false, zone: 11, subzone: 10 });
+  // The kernel writes zone ids in hex ("%s:%x"): the eleventh zone is `a`, `10` is zone 16.
+  assert.deepEqual(parseZoneDirName('intel-rapl:a'), { mmio: false, zone: 10 });
+  assert.deepEqual(parseZoneDirName('intel-rapl:10'), { mmio: false, zone: 16 });
+  assert.deepEqual(parseZoneDirName('intel-rapl:b:1'), { mmio: false, zone: 11, subzone: 1 });
+  assert.equal(parseZoneDirName('intel-rapl:g'), undefined);
+  assert.equal(parseZoneDirName('intel-rapl:A'), undefined, 'the kernel writes lower case');
   assert.deepEqual(parseZoneDirName('intel-rapl-mmio:0'), { mmio: true, zone: 0 });
   assert.equal(parseZoneDirName('intel-rapl'), undefined);
   assert.deepEqual(parseZoneName('package-0-die-1\n', 'x'), { kind: 'package', packageId: 0 });
