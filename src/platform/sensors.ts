@@ -1,4 +1,4 @@
-import type { Backend } from './backend.js';
+import type { Backend, Diagnostic } from './backend.js';
 import { DomainType, domainName } from './domains.js';
 import type { PlatformIO } from './platform-io.js';
 import {
@@ -150,6 +150,32 @@ export function availableSensors(
   const out: Record<string, SensorAvailability> = {};
   for (const s of sensorsOf(backend, topology, catalogue)) out[s.id] = [s.backendId, s.device, s.unit];
   return out;
+}
+
+/**
+ * The indices of its domain where a backend's signal does not exist (a package without a chip),
+ * with the backend's reason: one diagnostic per place and reason, naming the signals it costs.
+ */
+export function unavailableSensors(backend: Backend, topology: Topology): Diagnostic[] {
+  const byPlace = new Map<string, { where: string; reason: string; signals: string[] }>();
+  for (const signal of backend.signalNames().filter((s) => s.includes('::'))) {
+    if (!backend.isSignalAvailable) break;
+    const { domain } = backend.signalInfo(signal);
+    for (let idx = 0; idx < topology.numDomain(domain); idx++) {
+      if (backend.isSignalAvailable(signal, idx)) continue;
+      const where = `${domainName(domain)} ${idx}`;
+      const reason = backend.whyUnavailable?.(signal, idx) ?? 'not present';
+      const key = `${where}\0${reason}`;
+      const place = byPlace.get(key) ?? { where, reason, signals: [] };
+      place.signals.push(signal);
+      byPlace.set(key, place);
+    }
+  }
+  return [...byPlace.values()].map(({ where, reason, signals }) => ({
+    backend: backend.name,
+    signal: `${signals.length === 1 ? signals[0] : `${signals.length} signals (${signals.join(', ')})`} at ${where}`,
+    reason,
+  }));
 }
 
 /** perun's `getSensors(ids)`: the sensors whose ids are listed, each with `read()`. */

@@ -92,6 +92,18 @@ describe('node_exporter capture', { skip: requirements(needsTool('promtool')) },
     assert.match(sensors, missing);
     assert.match(report, missing);
     assert.match(report, /cpu: counter, energy counters via POWERCAP \[CPU_ENERGY-package-0\]/);
+    // `sensors --all` names each signal's missing package with its backend's reason.
+    const all = await runCli(['sensors', '--all'], env(captureSysroot('node_exporter')));
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(
+      all.stdout,
+      /POWERCAP 2 signals \(POWERCAP::CPU_ENERGY, POWERCAP::CPU_POWER\) at package 1: no package RAPL zone with an energy counter for package 1/,
+    );
+    assert.match(
+      all.stdout,
+      /\(POWERCAP::CPU_POWER_LIMIT, POWERCAP::CPU_POWER_LIMIT_ENABLE, POWERCAP::CPU_POWER_TIME_WINDOW\) at package 1: no package RAPL zone with a long-term power limit for package 1/,
+    );
+    assert.doesNotMatch(all.stdout, /HWMON .* at package/, 'both packages have their coretemp chip');
     // Its whole disks (sdi..sdn, with a device link) are not in its diskstats: disk bytes are unknown, not 0.
     assert.match(
       sensors,

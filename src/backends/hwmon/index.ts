@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import type { BackendContext, Diagnostic } from '../../platform/backend.js';
-import { DomainType } from '../../platform/domains.js';
+import { DomainType, domainName } from '../../platform/domains.js';
 import { FormatType } from '../../platform/format.js';
 import { type Sysroot, wrapIoError } from '../../platform/sysroot.js';
 import { type SignalDef, TableBackend } from '../../platform/table-backend.js';
@@ -48,6 +48,8 @@ interface Sensor {
   paths: string[];
   /** What the description names: chip and label, or the thermal zone. */
   source: string;
+  /** The chip's name; undefined for a thermal zone. */
+  chip?: string;
 }
 
 /** The sensors of one signal name, by index, and the catalogue aliases it is offered under. */
@@ -220,6 +222,7 @@ export class HwmonBackend extends TableBackend<Snapshot> {
           kind: named.kind,
           paths: named.channels.map((c) => c.path),
           source: `hwmon chip ${chip.name}${label ? ` ("${label}")` : ''}, ${named.channels.map((c) => c.file).join(' + ')}`,
+          chip: chip.name,
         });
         grouped.set(named.name, entry);
         for (const c of named.channels) {
@@ -254,6 +257,7 @@ export class HwmonBackend extends TableBackend<Snapshot> {
       kind: { ...channel.kind, what: 'CPU package temperature' },
       paths: [channel.path],
       source: `hwmon chip ${chip.name} ("${channel.label}"), ${channel.file}`,
+      chip: chip.name,
     });
     grouped.set(name, entry);
   }
@@ -306,6 +310,11 @@ export class HwmonBackend extends TableBackend<Snapshot> {
         ...(any.kind.feeds !== undefined ? { feeds: any.kind.feeds } : {}),
         ...(aliases !== undefined ? { aliases } : {}),
         available: (idx) => sensors.has(idx),
+        whyUnavailable: (idx) => {
+          const where = [...sensors.keys()].sort((a, b) => a - b).join(', ');
+          const chip = any.chip === undefined ? 'sensor' : `${any.chip} chip`;
+          return `no ${chip} for ${domainName(domain)} ${idx} (found for ${domainName(domain)} ${where})`;
+        },
         read: (idx, c) => {
           const s = sensors.get(idx);
           if (!s) throw new Error(`${this.fullName(signal)}: not available at index ${idx}`);

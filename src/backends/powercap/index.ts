@@ -239,11 +239,18 @@ export class PowercapBackend extends TableBackend<Snapshot> {
     if (![...byIdx.keys()].some(available)) return [];
     const root = this.ctx.sysroot;
     const readScaled = (path: string, scale: number) => Number(readUnsigned(root, path)) / scale;
+    const whyUnavailable = (idx: number) => {
+      const limited = byIdx.get(idx)?.filter((z) => z.longTerm).length ?? 0;
+      return limited === 0
+        ? `no package RAPL zone with a long-term power limit for package ${idx}`
+        : `package ${idx} has ${limited} die zones with separate power limits`;
+    };
     const common = {
       domain: DomainType.Package,
       format: FormatType.Double,
       behavior: Behavior.Variable,
       available,
+      whyUnavailable,
     };
     const alias = (name: string) => (aliased ? { aliases: [name] } : {});
     /** A constraint file in micro-units: read as SI, written after the range check. */
@@ -314,6 +321,7 @@ export class PowercapBackend extends TableBackend<Snapshot> {
         suffix: 'POWER_LIMIT_MAX',
         alias: `${base}_POWER_LIMIT_DEFAULT`,
         key: 'maxPowerUw',
+        file: 'max_power_uw',
         units: Units.Watts,
         text: 'Largest long-term power limit the kernel states for the package (constraint max_power_uw: the thermal design power)',
       },
@@ -321,18 +329,21 @@ export class PowercapBackend extends TableBackend<Snapshot> {
         suffix: 'POWER_LIMIT_MIN',
         alias: `${base}_POWER_MIN_AVAIL`,
         key: 'minPowerUw',
+        file: 'min_power_uw',
         units: Units.Watts,
         text: 'Smallest long-term power limit the kernel states for the package (constraint min_power_uw)',
       },
       {
         suffix: 'POWER_TIME_WINDOW_MAX',
         key: 'maxTimeWindowUs',
+        file: 'max_time_window_us',
         units: Units.Seconds,
         text: 'Longest time window for the long-term limit (constraint max_time_window_us)',
       },
       {
         suffix: 'POWER_TIME_WINDOW_MIN',
         key: 'minTimeWindowUs',
+        file: 'min_time_window_us',
         units: Units.Seconds,
         text: 'Shortest time window for the long-term limit (constraint min_time_window_us)',
       },
@@ -352,6 +363,8 @@ export class PowercapBackend extends TableBackend<Snapshot> {
         behavior: Behavior.Constant,
         units: s.units,
         available: (idx) => valueAt(idx) !== undefined,
+        whyUnavailable: (idx) =>
+          `no RAPL zone of package ${idx} has a readable long-term constraint_N_${s.file}`,
         read: (idx) => (valueAt(idx) ?? Number.NaN) / 1e6,
       });
     }

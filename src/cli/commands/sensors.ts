@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { openPlatform } from '../../backends/open-platform.js';
 import type { Diagnostic } from '../../platform/backend.js';
-import { availableSensors } from '../../platform/sensors.js';
+import { availableSensors, unavailableSensors } from '../../platform/sensors.js';
 
 /** `joulegate sensors [--all] [--json]`: what can be measured here, and what cannot and why. */
 export function register(program: Command): void {
@@ -38,8 +38,10 @@ export function register(program: Command): void {
         }
         rows.sort((a, b) => a.backend.localeCompare(b.backend) || a.sensor.localeCompare(b.sensor));
         // A domain a source lacks (a package without RAPL) is named with the monitor's reason.
+        // With --all, also every index of a domain where a listed signal does not exist.
         const missing: Diagnostic[] = [
           ...pio.diagnostics(),
+          ...(opts.all ? pio.loadedBackends().flatMap((b) => unavailableSensors(b, pio.topology)) : []),
           ...selection.notes.map((reason) => ({ backend: 'monitor', reason })),
         ];
         if (opts.json) {

@@ -468,3 +468,16 @@ test('synthetic chips: summed rails, same-named chips by device order, enable=0,
   assert.equal(await read('PLATFORM_FOO_3_TEMP1_TEMP'), 33);
   assert.equal(await read('HWMON8_TEMP1_TEMP'), 34);
 });
+
+test('a per-package chip missing for one package loses that package only, and says so', async () => {
+  const root = captureSysroot('node_exporter');
+  rmSync(join(root, 'sys/class/hwmon/hwmon1')); // coretemp.1: package 1's chip
+  const sysroot = new Sysroot(root);
+  const pio = await platformWith({ sysroot, topology: loadTopology(sysroot) }, new HwmonBackend());
+  assert.equal(await pio.readSignal('CPU_PACKAGE_TEMPERATURE', Package, 0), 55);
+  const why = 'no coretemp chip for package 1 (found for package 0)';
+  assert.equal(pio.whyUnavailable('HWMON::CORETEMP_CORE_0_TEMP', Package, 1), why);
+  await assert.rejects(pio.readSignal('CPU_PACKAGE_TEMPERATURE', Package, 1), {
+    message: new RegExp(`: ${why.replace(/[()]/g, '\\$&')}$`),
+  });
+});
