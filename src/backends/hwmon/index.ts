@@ -6,7 +6,7 @@ import { type Sysroot, wrapIoError } from '../../platform/sysroot.js';
 import { type SignalDef, TableBackend } from '../../platform/table-backend.js';
 import type { PolledFile } from '../polled-file.js';
 import { BackendUnavailableError, registerBackend } from '../registry.js';
-import { parseSigned, polledSysfs } from '../sysfs-reader.js';
+import { parseSigned, polledSysfs, withoutPadding } from '../sysfs-reader.js';
 import {
   assignPackages,
   type Channel,
@@ -66,7 +66,7 @@ function readAttribute(root: Sysroot, path: string, problems: Diagnostic[]): str
     problems.push({ backend: 'HWMON', reason: `${path}: permission denied` });
     return undefined;
   }
-  return root.readText(path);
+  return withoutPadding(root.readText(path));
 }
 
 /** Where a chip's `device` link leads; undefined without one (virtual chips). */
