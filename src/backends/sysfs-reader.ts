@@ -7,9 +7,19 @@ export function polledSysfs(sysroot: Sysroot, path: string): PolledFile {
   return new PolledFile(sysroot.path(path), path, 64);
 }
 
+/**
+ * A sysfs file's text without the zero bytes a copy may pad it with: tools that save a sysfs tree
+ * page by page (LACT's snapshots) write the kernel's text and then NULs up to 4096 bytes. Only a
+ * trailing run goes; a zero byte before the end stays and makes the value garbled.
+ */
+export function withoutPadding(text: string): string {
+  const end = text.search(/\0+$/);
+  return end === -1 ? text : text.slice(0, end);
+}
+
 /** A sysfs counter or limit: decimal digits only; anything else is a garbled file. */
 export function parseUnsigned(text: string, what: string): bigint {
-  const t = text.trim();
+  const t = withoutPadding(text).trim();
   if (!/^\d{1,20}$/.test(t))
     throw new ParseError(`${what}: expected an unsigned integer, found "${t.slice(0, 40)}"`);
   return BigInt(t);
@@ -17,7 +27,7 @@ export function parseUnsigned(text: string, what: string): bigint {
 
 /** A sysfs value that may be negative (hwmon temperatures below 0 °C). */
 export function parseSigned(text: string, what: string): number {
-  const t = text.trim();
+  const t = withoutPadding(text).trim();
   if (!/^-?\d{1,19}$/.test(t))
     throw new ParseError(`${what}: expected an integer, found "${t.slice(0, 40)}"`);
   return Number(t);

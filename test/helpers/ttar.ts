@@ -1,4 +1,13 @@
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
 /**
@@ -58,4 +67,49 @@ function decodeLine(raw: string): { text: string; newline: boolean } {
   text = text.replace(/(^|[^\\])NULLBYTE/g, '$1\0').replace(/(^|[^\\])NULLBYTE/g, '$1\0');
   text = text.replace(/\\NULLBYTE/g, 'NULLBYTE').replace(/\\EOF/g, 'EOF');
   return { text, newline };
+}
+
+const SEPARATOR = `# ttar ${'- '.repeat(36).trim()}`;
+
+/**
+ * Packs the tree `dir` (relative to `base`) into a ttar archive that unpackTtar reads back byte for
+ * byte: directories and files with their modes, symlinks as their targets (never followed).
+ * Used to vendor a capture whose links would form loops in a checkout (sysfs' `subsystem`).
+ */
+export function packTtar(base: string, dir: string, archive: string): void {
+  const out: string[] = [`# Archive created by joulegate's packTtar (test/helpers/ttar.ts) of ${dir}`];
+  const walk = (rel: string): void => {
+    const full = join(base, rel);
+    const st = lstatSync(full);
+    if (st.isSymbolicLink()) {
+      out.push(`Path: ${rel}`, `SymlinkTo: ${readlinkSync(full)}`, SEPARATOR);
+    } else if (st.isDirectory()) {
+      out.push(`Directory: ${rel}`, `Mode: ${(st.mode & 0o777).toString(8)}`, SEPARATOR);
+      for (const e of readdirSync(full).sort()) walk(join(rel, e));
+    } else if (st.isFile()) {
+      const lines = encodeContent(readFileSync(full, 'latin1'));
+      out.push(`Path: ${rel}`, `Lines: ${lines.length}`, ...lines, `Mode: ${(st.mode & 0o777).toString(8)}`);
+      out.push(SEPARATOR);
+    } else {
+      throw new Error(`${full}: neither a file, a directory nor a symlink`);
+    }
+  };
+  walk(dir);
+  writeFileSync(archive, `${out.join('\n')}\n`, 'latin1');
+}
+
+/** A file's content as ttar lines: the inverse of decodeLine over all of them. */
+function encodeContent(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split('\n');
+  const lastHasNewline = lines[lines.length - 1] === '';
+  if (lastHasNewline) lines.pop();
+  return lines.map((line, i) => {
+    let l = line
+      .replace(/NULLBYTE/g, '\\NULLBYTE')
+      .replace(/EOF$/, '\\EOF')
+      .replace(/\0/g, 'NULLBYTE');
+    if (i === lines.length - 1 && !lastHasNewline) l += 'EOF';
+    return l;
+  });
 }

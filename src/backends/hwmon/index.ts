@@ -6,7 +6,7 @@ import { type Sysroot, wrapIoError } from '../../platform/sysroot.js';
 import { type SignalDef, TableBackend } from '../../platform/table-backend.js';
 import type { PolledFile } from '../polled-file.js';
 import { BackendUnavailableError, registerBackend } from '../registry.js';
-import { parseSigned, polledSysfs } from '../sysfs-reader.js';
+import { parseSigned, polledSysfs, withoutPadding } from '../sysfs-reader.js';
 import {
   assignPackages,
   type Channel,
@@ -68,7 +68,7 @@ function readAttribute(root: Sysroot, path: string, problems: Diagnostic[]): str
     problems.push({ backend: 'HWMON', reason: `${path}: permission denied` });
     return undefined;
   }
-  return root.readText(path);
+  return withoutPadding(root.readText(path));
 }
 
 /** Where a chip's `device` link leads; undefined without one (virtual chips). */
@@ -86,7 +86,7 @@ function devicePath(root: Sysroot, dir: string, problems: Diagnostic[]): string 
  * The channels of the files in `dir`, with their `_label`/`_enable` texts (only those of sensor
  * channels: a device directory holds unrelated `*_enable` files).
  */
-function channelsIn(root: Sysroot, dir: string, problems: Diagnostic[]): ChipChannel[] {
+function channelsIn(root: Sysroot, dir: string, problems: Diagnostic[], chip?: string): ChipChannel[] {
   const files = root.list(dir);
   const listed = new Set(files);
   const texts = new Map<string, string>();
@@ -96,25 +96,25 @@ function channelsIn(root: Sysroot, dir: string, problems: Diagnostic[]): ChipCha
       if (text !== undefined) texts.set(f, text);
     }
   }
-  return parseChannels(files, texts).map((c) => ({ ...c, path: `${dir}/${c.file}` }));
+  return parseChannels(files, texts, chip).map((c) => ({ ...c, path: `${dir}/${c.file}` }));
 }
 
 /**
  * A chip's channels: its own files, then those older drivers (applesmc) keep in its device
  * directory, where the chip directory lacks them.
  */
-function chipChannels(root: Sysroot, dir: string, problems: Diagnostic[]): ChipChannel[] {
-  const own = channelsIn(root, dir, problems);
+function chipChannels(root: Sysroot, dir: string, problems: Diagnostic[], chip?: string): ChipChannel[] {
+  const own = channelsIn(root, dir, problems, chip);
   if (!root.exists(`${dir}/device`)) return own;
   const ownFiles = new Set(own.map((c) => c.file));
-  const fromDevice = channelsIn(root, `${dir}/device`, problems).filter((c) => !ownFiles.has(c.file));
+  const fromDevice = channelsIn(root, `${dir}/device`, problems, chip).filter((c) => !ownFiles.has(c.file));
   return [...own, ...fromDevice];
 }
 
 /** A chip that cannot be listed is reported and offers nothing; the other chips still count. */
-function channelsOrNone(root: Sysroot, dir: string, problems: Diagnostic[]): ChipChannel[] {
+function channelsOrNone(root: Sysroot, dir: string, problems: Diagnostic[], chip?: string): ChipChannel[] {
   try {
-    return chipChannels(root, dir, problems);
+    return chipChannels(root, dir, problems, chip);
   } catch (err) {
     problems.push({ backend: 'HWMON', reason: (err as Error).message });
     return [];
@@ -147,7 +147,7 @@ export function discoverChips(
           ...(device !== undefined ? { devicePath: device } : {}),
         }),
         orderKey: `${device ?? ''}\0${e.replace(/\d+$/, (n) => n.padStart(6, '0'))}`,
-        channels: channelsOrNone(root, dir, problems),
+        channels: channelsOrNone(root, dir, problems, name),
       };
     })
     .sort((a, b) => (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0));

@@ -199,16 +199,35 @@ export interface Channel {
 }
 
 /**
- * The channels joulegate reads in one chip's listing. `texts` holds the contents of the chip's
- * `*_label` and `*_enable` files by file name; one it lacks counts as absent.
+ * Chips whose `<prefix>N_enable` is not the hwmon ABI's sensor switch: amdgpu's `fan1_enable` says
+ * whether the fan is under manual control (0 = automatic; amdgpu_pm.c,
+ * amdgpu_hwmon_get_fan1_enable) and its `fan1_input` reads the speed either way.
  */
-export function parseChannels(files: readonly string[], texts: ReadonlyMap<string, string>): Channel[] {
+const ENABLE_IS_NOT_A_SWITCH: ReadonlyMap<string, readonly string[]> = new Map([['amdgpu', ['fan']]]);
+
+/** Whether a `_enable` file of 0 switches this chip's channel of this kind off. */
+export function enableSwitchesOff(chip: string | undefined, prefix: string): boolean {
+  return !(ENABLE_IS_NOT_A_SWITCH.get(chip?.trim() ?? '') ?? []).includes(prefix);
+}
+
+/**
+ * The channels joulegate reads in one chip's listing. `texts` holds the contents of the chip's
+ * `*_label` and `*_enable` files by file name; one it lacks counts as absent. `chip` (its `name`)
+ * says how to take `_enable` files (see enableSwitchesOff).
+ */
+export function parseChannels(
+  files: readonly string[],
+  texts: ReadonlyMap<string, string>,
+  chip?: string,
+): Channel[] {
   const channels: Channel[] = [];
   for (const file of files) {
     const parsed = parseSensorFile(file);
     if (!parsed) continue;
     const label = texts.get(`${parsed.channel}_label`)?.trim();
-    const enable = texts.get(`${parsed.channel}_enable`)?.trim();
+    const enable = enableSwitchesOff(chip, parsed.kind.prefix)
+      ? texts.get(`${parsed.channel}_enable`)?.trim()
+      : undefined;
     channels.push({
       file,
       ...parsed,

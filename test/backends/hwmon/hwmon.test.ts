@@ -378,6 +378,28 @@ test('parser: duplicate labels are kept apart, power and energy also summed', ()
   assert.equal(new Set(named.map((n) => n.name)).size, named.length);
 });
 
+test('parser: amdgpu’s fan1_enable is its fan-control mode, not a sensor switch', () => {
+  // amdgpu_pm.c amdgpu_hwmon_get_fan1_enable: 0 while the firmware drives the fan (automatic);
+  // fan1_input reads the speed either way (LACT's rx5700xt capture: fan1_enable 0, fan1_input 29).
+  const files = ['fan1_input', 'temp1_input'];
+  const texts = new Map([
+    ['fan1_enable', '0\n'],
+    ['temp1_enable', '0\n'],
+  ]);
+  const disabled = (chip?: string) =>
+    parseChannels(files, texts, chip).map((c) => [c.channel, c.disabled !== undefined]);
+  assert.deepEqual(disabled('amdgpu'), [
+    ['fan1', false],
+    ['temp1', true],
+  ]);
+  assert.deepEqual(disabled('amdgpu\n'), disabled('amdgpu'));
+  for (const other of ['nct6779', undefined])
+    assert.deepEqual(disabled(other), [
+      ['fan1', true],
+      ['temp1', true],
+    ]);
+});
+
 test('parser: enable files, Physical id labels, package assignment, chip indexing', () => {
   const channels = parseChannels(
     ['temp1_input', 'temp2_input', 'temp3_input', 'pwm1_enable'],
