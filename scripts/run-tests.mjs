@@ -16,7 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeTestAccounts, testAccounts } from '../test/helpers/accounts.mjs';
+import { removeTestAccounts, TEST_ACCOUNT, testAccounts } from '../test/helpers/accounts.mjs';
 
 const STRICT_VARIABLE = 'JOULEGATE_TEST_STRICT';
 const strict = !['', '0', undefined].includes(process.env[STRICT_VARIABLE]);
@@ -83,16 +83,24 @@ function entries({ dir, ours }) {
 }
 const snapshot = () => new Set(WATCHED.flatMap(entries));
 
-function uidExists(uid) {
-  return spawnSync('getent', ['passwd', String(uid)], { stdio: 'ignore' }).status === 0;
+/** The account name of a uid; undefined where none has it (any more). */
+function userOf(uid) {
+  const r = spawnSync('getent', ['passwd', String(uid)], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.split(':')[0] : undefined;
 }
 
-/** tsx's cache dir of a test user (tsx-<uid>) outlives the user: remove those of users now gone. */
+/**
+ * tsx's cache dir of a test user (tsx-<uid>) outlives the user. Those this run made are removed
+ * when the user is gone or is a test account (one that was there before the run keeps its
+ * account, but the cache it got in this run is still the run's own).
+ */
 function removeOrphanTsxCaches(before) {
   const removed = [];
   for (const path of entries(WATCHED[2])) {
     const uid = /\/tsx-(\d+)$/.exec(path)?.[1];
-    if (uid === undefined || before.has(path) || uidExists(uid)) continue;
+    if (uid === undefined || before.has(path)) continue;
+    const user = userOf(uid);
+    if (user !== undefined && !TEST_ACCOUNT.test(user)) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);
   }
@@ -149,8 +157,7 @@ function cleanUp() {
   if (removed.length > 0) console.log(`run-tests: removed test accounts ${removed.join(' ')}`);
   for (const f of failed) console.error(`run-tests: could not remove test account (${f})`);
   const caches = removeOrphanTsxCaches(leftBefore);
-  if (caches.length > 0)
-    console.log(`run-tests: removed tsx caches of removed test users: ${caches.join(' ')}`);
+  if (caches.length > 0) console.log(`run-tests: removed tsx caches of test users: ${caches.join(' ')}`);
   const left = [...snapshot()].filter((path) => !leftBefore.has(path));
   if (left.length > 0) {
     const how = strict ? 'error' : 'warning';
