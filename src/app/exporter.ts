@@ -7,19 +7,34 @@
 import { NvmlGpuUse, processUtilizationReader } from '../attribution/gpu-use.js';
 import { openPlatform } from '../backends/open-platform.js';
 import { ConsumerEnergy } from '../cluster/exporter/consumers.js';
+import { CounterStateStore } from '../cluster/exporter/counter-state.js';
 import { Exposition } from '../cluster/exporter/exposition.js';
-import { NodeSampler } from '../cluster/exporter/node-metrics.js';
+import { METRIC_RULES, NodeSampler } from '../cluster/exporter/node-metrics.js';
 import { ExporterServer } from '../cluster/exporter/server.js';
 import type { ExporterSettings } from '../cluster/exporter/settings.js';
 import { sourceStatus } from '../cluster/exporter/sources.js';
 import { Sysroot } from '../platform/sysroot.js';
+
+/** This boot's id, which changes at every boot; undefined where the kernel does not say. */
+function bootId(): string | undefined {
+  try {
+    const id = new Sysroot().readText('/proc/sys/kernel/random/boot_id').trim();
+    return id === '' ? undefined : id;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Serves the node's metrics with `settings` until the process is told to stop. */
 export async function runExporter(settings: ExporterSettings): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const say = (line: string) => log(`joulegate exporter: ${line}`);
   const pio = await openPlatform({ warn: log });
-  const sampler = new NodeSampler(pio);
+  const state =
+    settings.stateDir === undefined
+      ? undefined
+      : new CounterStateStore(settings.stateDir, settings.node, bootId(), say);
+  const sampler = new NodeSampler(pio, METRIC_RULES, state?.load());
   const sources = sourceStatus(pio);
   // Once, at start: what is missing and why, so the journal explains an empty dashboard.
   for (const s of sources) if (!s.available) say(`source ${s.source} not available: ${s.reason}`);
@@ -41,7 +56,14 @@ export async function runExporter(settings: ExporterSettings): Promise<void> {
     });
   }
   const exposition = new Exposition(sampler, settings.node, attribute, sources);
-  const server = new ExporterServer({ sampler, exposition, consumers, log });
+  const afterRead = state && (() => state.save(sampler.savedCounters()));
+  const server = new ExporterServer({
+    sampler,
+    exposition,
+    consumers,
+    log,
+    ...(afterRead ? { afterRead } : {}),
+  });
   const address = await server.listen(settings.host, settings.port);
   say(`serving ${sampler.channels.length} series of node ${settings.node} on http://${address}/metrics`);
   await new Promise<void>((resolve) => {

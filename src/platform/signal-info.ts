@@ -67,6 +67,12 @@ export interface SignalSpec {
    * row whose meaning it carries (platform/signal-catalogue.ts), e.g. a raw register of DRAM energy.
    */
   feeds?: string;
+  /**
+   * For a counter that wraps (RAPL's energy_uj): how far it counts before it wraps, in its
+   * units. A reader in a new process starts from the raw value, below this, so a consumer that
+   * kept an earlier process's reading can tell how far the counter advanced in between.
+   */
+  counterRange?: number;
 }
 
 /** Everything a caller needs to know about one signal or control. */

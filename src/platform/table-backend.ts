@@ -188,6 +188,7 @@ export abstract class TableBackend<S> implements Backend {
       units: def.units,
       ...(def.outsidePlatform ? { outsidePlatform: true } : {}),
       ...(def.feeds !== undefined ? { feeds: def.feeds } : {}),
+      ...(def.counterRange !== undefined ? { counterRange: def.counterRange } : {}),
       backend: this.name,
       ...(low !== name ? { aliasFor: low } : {}),
     };

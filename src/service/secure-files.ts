@@ -3,20 +3,17 @@ import {
   chmodSync,
   closeSync,
   constants,
-  fchmodSync,
   fstatSync,
-  fsyncSync,
   lstatSync,
   openSync,
   readFileSync,
   readSync,
   renameSync,
   type Stats,
-  unlinkSync,
-  writeSync,
 } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { writeFileAtomic } from '../platform/atomic-file.js';
 import { makeDirs } from '../platform/make-dirs.js';
 
 /**
@@ -116,36 +113,9 @@ export function secureMakeDirs(path: string, mode = SECURE_DIR_MODE, options: Se
   chmodSync(path, mode);
 }
 
-/**
- * Writes `contents` to `path` atomically with mode 0600: a temporary file in the same
- * directory is written, flushed and renamed over the target, so a reader sees either the old
- * or the new contents, never a partial file.
- */
+/** Writes `contents` to `path` atomically with mode 0600 (see writeFileAtomic). */
 export function secureMakeFile(path: string, contents: string | Uint8Array): void {
-  const temp = join(dirname(path), `${basename(path)}-tmp-${randomUUID()}`);
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-  const fd = openSync(temp, flags, SECURE_FILE_MODE);
-  try {
-    fchmodSync(fd, SECURE_FILE_MODE);
-    const data = typeof contents === 'string' ? Buffer.from(contents) : contents;
-    let off = 0;
-    while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(temp, path);
-  } catch (err) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed after a failed rename
-    }
-    try {
-      unlinkSync(temp);
-    } catch {
-      // the original error is the one worth reporting
-    }
-    throw err;
-  }
+  writeFileAtomic(path, contents, SECURE_FILE_MODE);
 }
 
 /**

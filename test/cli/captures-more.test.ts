@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -10,17 +9,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import {
-  CAPTURES_DIR,
-  type CaptureName,
-  captureSysroot,
-  type LactGpu,
-  lactGpus,
-  TELEGRAF_CASES,
-} from '../helpers/captures.js';
+import { describe, it } from 'node:test';
+import { commandsSucceed, scrapeChecked, sessionValues, sysrootEnv } from '../helpers/capture-commands.js';
+import { CAPTURES_DIR, captureSysroot, type LactGpu, lactGpus, TELEGRAF_CASES } from '../helpers/captures.js';
 import { runCli } from '../helpers/cli.js';
-import { type RunningExporter, scrape, seriesValue, startExporter } from '../helpers/exporter.js';
+import { seriesValue } from '../helpers/exporter.js';
 import { needsTool, requirements } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { packTtar, unpackTtar } from '../helpers/ttar.js';
@@ -32,48 +25,6 @@ import { packTtar, unpackTtar } from '../helpers/ttar.js';
  * own project expects. docs/captures.md tables the comparison; each capture's SOURCE.md says where
  * its files and its expected values come from.
  */
-
-const running: RunningExporter[] = [];
-after(async () => {
-  for (const e of running) await e.stop();
-});
-
-const env = (root: string) => ({ env: { JOULEGATE_SYSROOT: root } });
-
-/** One `joulegate session` sample of the requests, as column → value (left-out notes kept). */
-async function sessionValues(root: string, requests: string[]) {
-  const r = await runCli(['session'], { ...env(root), input: `${requests.join('\n')}\n` });
-  assert.equal(r.code, 0, r.stderr);
-  const [header, row] = r.stdout.trim().split('\n') as [string, string];
-  const names = header.split(',').map((h) => h.replace(/"/g, ''));
-  const values = row.split(',').map(Number);
-  return { values: new Map(names.map((n, i) => [n, values[i]!])), stderr: r.stderr };
-}
-
-/** `monitor -- sleep 1`, `sensors` and `topo` all exit 0; returns sensors' and monitor's output. */
-async function commandsSucceed(
-  name: CaptureName,
-): Promise<{ root: string; sensors: string; report: string }> {
-  const root = captureSysroot(name);
-  const monitor = await runCli(['monitor', '--', 'sleep', '1'], env(root));
-  assert.equal(monitor.code, 0, `monitor on ${name}: ${monitor.stderr}`);
-  const sensors = await runCli(['sensors'], env(root));
-  assert.equal(sensors.code, 0, `sensors on ${name}: ${sensors.stderr}`);
-  const topo = await runCli(['topo'], env(root));
-  assert.equal(topo.code, 0, `topo on ${name}: ${topo.stderr}`);
-  return { root, sensors: sensors.stdout + sensors.stderr, report: monitor.stdout + monitor.stderr };
-}
-
-/** One scrape that promtool accepts; returns its text. */
-async function scrapeChecked(root: string): Promise<string> {
-  const e = await startExporter(root, 'capture');
-  running.push(e);
-  await scrape(e.url); // rates need two readings
-  const { body } = await scrape(e.url);
-  const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
-  assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}\n${body}`);
-  return body;
-}
 
 describe('ttar packer (vendors the codecarbon and telegraf trees)', () => {
   it('packs a tree that unpackTtar gives back byte for byte, links and modes included', () => {
@@ -170,7 +121,7 @@ describe('codecarbon capture (RAPL with psys)', { skip: requirements(needsTool('
   });
 
   it('exporter: promtool-clean, with package 0’s energy counter', async () => {
-    const body = await scrapeChecked(captureSysroot('codecarbon'));
+    const { body } = await scrapeChecked(captureSysroot('codecarbon'));
     // The exported counter starts at the exporter's start: presence only (and 0 J over a still capture).
     assert.equal(seriesValue(body, 'joulegate_package_energy_joules_total', 'node="capture",package="0"'), 0);
   });
@@ -258,7 +209,7 @@ describe('telegraf capture (hwmon nvme and k10temp)', { skip: requirements(needs
   });
 
   it('exporter: promtool-clean; the package temperature is k10temp’s Tctl', async () => {
-    const body = await scrapeChecked(captureSysroot('telegraf/with_name'));
+    const { body } = await scrapeChecked(captureSysroot('telegraf/with_name'));
     const tctl = telegrafExpected('with_name').find((e) => e.sensor === 'k10temp_tctl')!.celsius;
     assert.equal(
       seriesValue(body, 'joulegate_package_temperature_celsius', 'node="capture",package="0"'),
@@ -450,7 +401,7 @@ describe('LACT capture (23 GPUs’ hwmon)', { skip: requirements(needsTool('prom
     const root = captureSysroot('lact');
     const gpus = lactGpus();
     const words = chipWords(gpus);
-    const listing = await runCli(['read'], env(root));
+    const listing = await runCli(['read'], sysrootEnv(root));
     assert.equal(listing.code, 0, listing.stderr);
     for (const gpu of ['amd/r7-240', 'amd/r9-280']) {
       const chip = words.get(gpus.find((g) => g.gpu === gpu)!)!;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { commandsSucceed, scrapeChecked, sessionValues, sysrootEnv } from '../helpers/capture-commands.js';
 import { CAPTURES_DIR, type CaptureName, captureSysroot } from '../helpers/captures.js';
 import { runCli } from '../helpers/cli.js';
-import { type RunningExporter, scrape, seriesValue, startExporter } from '../helpers/exporter.js';
+import { seriesValue } from '../helpers/exporter.js';
 import { needsTool, requirements } from '../helpers/requirements.js';
 
 /*
@@ -13,11 +13,6 @@ import { needsTool, requirements } from '../helpers/requirements.js';
  * every command runs cleanly, and each quantity joulegate shows equals the value the capture's
  * own project expects of the same files. docs/captures.md tables the comparison.
  */
-
-const running: RunningExporter[] = [];
-after(async () => {
-  for (const e of running) await e.stop();
-});
 
 /** node_exporter's end-to-end output over its capture: the values it expects. */
 const E2E = readFileSync(join(CAPTURES_DIR, 'node_exporter/e2e-output.txt'), 'utf8');
@@ -32,18 +27,6 @@ function e2eValue(metric: string, labels = ''): number {
   return Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-const env = (root: string) => ({ env: { JOULEGATE_SYSROOT: root } });
-
-/** One `joulegate session` sample of the requests, as column → value (left-out notes kept). */
-async function sessionValues(root: string, requests: string[]) {
-  const r = await runCli(['session'], { ...env(root), input: `${requests.join('\n')}\n` });
-  assert.equal(r.code, 0, r.stderr);
-  const [header, row] = r.stdout.trim().split('\n') as [string, string];
-  const names = header.split(',').map((h) => h.replace(/"/g, ''));
-  const values = row.split(',').map(Number);
-  return { values: new Map(names.map((n, i) => [n, values[i]!])), stderr: r.stderr };
-}
-
 /** The CPUs of each package, from the capture's own topology files. */
 function cpusOfPackage(root: string, cpus: number[]): Map<number, number[]> {
   const out = new Map<number, number[]>();
@@ -55,37 +38,17 @@ function cpusOfPackage(root: string, cpus: number[]): Map<number, number[]> {
   return out;
 }
 
-/** Runs the commands every capture must pass: monitor, sensors, topo; returns sensors' text. */
-async function commandsSucceed(
-  name: CaptureName,
-): Promise<{ root: string; sensors: string; report: string }> {
-  const root = captureSysroot(name);
-  const monitor = await runCli(['monitor', '--', 'sleep', '1'], env(root));
-  assert.equal(monitor.code, 0, `monitor on ${name}: ${monitor.stderr}`);
-  const sensors = await runCli(['sensors'], env(root));
-  assert.equal(sensors.code, 0, `sensors on ${name}: ${sensors.stderr}`);
-  const topo = await runCli(['topo'], env(root));
-  assert.equal(topo.code, 0, `topo on ${name}: ${topo.stderr}`);
-  // The core zone's empty constraint_0_max_power_uw costs only that bound, never the zone.
-  assert.match(sensors.stdout, /constraint_0_max_power_uw: .*the largest power limit is not known/);
-  assert.doesNotMatch(sensors.stdout, /; zone \/sys\/class\/powercap\/\S+ left out/);
-  return { root, sensors: sensors.stdout, report: monitor.stdout };
-}
-
-/** One scrape that promtool accepts; returns its text and the exporter's start-up log. */
-async function scrapeChecked(root: string): Promise<{ body: string; log: string }> {
-  const e = await startExporter(root, 'capture');
-  running.push(e);
-  await scrape(e.url); // rates need two readings
-  const { body } = await scrape(e.url);
-  const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
-  assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}\n${body}`);
-  return { body, log: e.stderr() };
+/** The commands every capture passes, and the empty core-zone bound costs only that bound. */
+async function commandsSucceedWithCoreZone(name: CaptureName) {
+  const run = await commandsSucceed(name);
+  assert.match(run.sensors, /constraint_0_max_power_uw: .*the largest power limit is not known/);
+  assert.doesNotMatch(run.sensors, /; zone \/sys\/class\/powercap\/\S+ left out/);
+  return run;
 }
 
 describe('node_exporter capture', { skip: requirements(needsTool('promtool')) }, () => {
   it('monitor, sensors and topo succeed; package 1 has no RAPL zone and is named as such', async () => {
-    const { sensors, report } = await commandsSucceed('node_exporter');
+    const { sensors, report } = await commandsSucceedWithCoreZone('node_exporter');
     assert.match(sensors, /CPU_ENERGY-package-0/);
     assert.doesNotMatch(sensors, /CPU_ENERGY-package-1/);
     const missing = /CPU_ENERGY package 1: no package RAPL zone with an energy counter for package 1/;
@@ -93,7 +56,7 @@ describe('node_exporter capture', { skip: requirements(needsTool('promtool')) },
     assert.match(report, missing);
     assert.match(report, /cpu: counter, energy counters via POWERCAP \[CPU_ENERGY-package-0\]/);
     // `sensors --all` names each signal's missing package with its backend's reason.
-    const all = await runCli(['sensors', '--all'], env(captureSysroot('node_exporter')));
+    const all = await runCli(['sensors', '--all'], sysrootEnv(captureSysroot('node_exporter')));
     assert.equal(all.code, 0, all.stderr);
     assert.match(
       all.stdout,
@@ -269,7 +232,7 @@ describe('node_exporter capture', { skip: requirements(needsTool('promtool')) },
 
 describe('prometheus/procfs capture', { skip: requirements(needsTool('promtool')) }, () => {
   it('monitor, sensors and topo succeed', async () => {
-    const { sensors } = await commandsSucceed('procfs');
+    const { sensors } = await commandsSucceedWithCoreZone('procfs');
     assert.match(sensors, /CPU_ENERGY-package-0/);
     // `intel-rapl:a` is zone 10 (the kernel names zones in hex; procfs's TestNewRaplValues has
     // Index 10) and measures package 10, which this machine does not have: named, not dropped.

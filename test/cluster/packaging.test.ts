@@ -18,6 +18,9 @@ test('the exporter unit passes systemd-analyze verify and runs joulegate exporte
   assert.doesNotMatch(text, new RegExp(String(EXPORTER_DEFAULTS.port)), 'the unit repeats the default port');
   assert.match(text, /^User=joulegate-exporter$/m);
   assert.match(text, /^CapabilityBoundingSet=$/m);
+  // systemd makes /var/lib/<StateDirectory>: the command's default state directory, its own.
+  const stateDir = /^StateDirectory=(\S+)$/m.exec(text)?.[1];
+  assert.equal(`/var/lib/${stateDir}`, EXPORTER_DEFAULTS.stateDir);
   const dir = tempDir();
   // verify insists the ExecStart binary exists; everything else is checked as shipped.
   writeFileSync(
@@ -65,6 +68,7 @@ test("docs/exporter.md's synopsis shows the command's defaults", () => {
     `--listen ${d.listen}`,
     `--consumer-expiry ${d.consumerExpiryS}`,
     `--max-consumers ${d.maxConsumers}`,
+    `--state-dir ${d.stateDir}|none`,
   ])
     assert.ok(synopsis.includes(`[${shown}]`), `synopsis lacks [${shown}]: ${synopsis}`);
 });

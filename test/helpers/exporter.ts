@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'nod
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { CLI } from './cli.js';
+import { tempDir } from './tmp.js';
 
 /** A running `joulegate exporter` child process. */
 export interface RunningExporter {
@@ -32,6 +33,8 @@ export async function startExporter(
     `127.0.0.1:${options.port ?? 0}`,
     '--node',
     node,
+    // Never the machine's /var/lib/joulegate: a state directory of the test's own, unless given.
+    ...(options.args?.includes('--state-dir') ? [] : ['--state-dir', tempDir('jg-exporter-state-')]),
     ...(options.args ?? []),
   ];
   const child = spawn(command[0]!, command.slice(1), {

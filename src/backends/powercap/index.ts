@@ -183,9 +183,15 @@ export class PowercapBackend extends TableBackend<Snapshot> {
       }
       return sum;
     };
+    // One zone per package, all of one range: the package's energy wraps where its zone does.
+    const zones = [...byIdx.values()];
+    const ranges = new Set(zones.flat().map((z) => z.modulusUj));
+    const counterRange =
+      zones.every((z) => z.length === 1) && ranges.size === 1 ? Number([...ranges][0]!) / 1e6 : undefined;
     return [
       {
         ...common,
+        ...(counterRange !== undefined ? { counterRange } : {}),
         name: `${base}_ENERGY`,
         ...(aliased ? { aliases: [`${base}_ENERGY`] } : {}),
         description: `Energy used by the ${what} since an arbitrary origin, wrap-corrected (never goes backwards)${note}`,

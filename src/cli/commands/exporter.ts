@@ -15,6 +15,7 @@ interface ExporterOptions {
   cgroup: string[];
   consumerExpiry: string;
   maxConsumers: string;
+  stateDir: string;
 }
 
 /** Serves the exporter with checked settings (src/app/exporter.ts, given by the program's start-up). */
@@ -35,7 +36,19 @@ function settingsOf(opts: ExporterOptions): ExporterSettings {
   const consumerExpiryS = wholeNumber(opts.consumerExpiry, '--consumer-expiry', 1);
   const maxConsumers = wholeNumber(opts.maxConsumers, '--max-consumers', 0);
   if (opts.node.trim() === '') throw new InvalidArgumentError('--node: the node name may not be empty');
-  return { host, port, node: opts.node, sources, cgroups: opts.cgroup, consumerExpiryS, maxConsumers };
+  const stateDir = opts.stateDir.trim();
+  if (stateDir !== 'none' && !stateDir.startsWith('/'))
+    throw new InvalidArgumentError(`--state-dir "${opts.stateDir}": expected an absolute path, or none`);
+  return {
+    host,
+    port,
+    node: opts.node,
+    sources,
+    cgroups: opts.cgroup,
+    consumerExpiryS,
+    maxConsumers,
+    ...(stateDir === 'none' ? {} : { stateDir }),
+  };
 }
 
 /** `joulegate exporter`: the node's energy, power and per-consumer energy for Prometheus (docs/exporter.md). */
@@ -71,6 +84,14 @@ export function register(program: Command, runExporter: RunExporter): void {
       '--max-consumers <n>',
       'track at most this many consumers (others count as unattributed)',
       String(defaults.maxConsumers),
+    )
+    .addOption(
+      new Option(
+        '--state-dir <dir>',
+        'keep energy counters here across exporter restarts (none: start them from 0 each time)',
+      )
+        .env(defaults.stateDirEnv)
+        .default(defaults.stateDir),
     )
     .action((opts: ExporterOptions) => runExporter(settingsOf(opts)));
 }

@@ -6,8 +6,8 @@ import { REASON_MAX, type SourceStatus } from './sources.js';
 
 /**
  * The exporter's metrics as prom-client objects, filled from one node reading per scrape.
- * Two registries hold the same metrics: one renders Prometheus text 0.0.4, the other OpenMetrics
- * 1.0 (chosen by the scrape's Accept header). Values are set from the reading (counters are reset
+ * Two registries, each with its own metric objects: one renders Prometheus text 0.0.4, the other
+ * OpenMetrics 1.0 (chosen by the scrape's Accept header). Values are set from the reading (counters are reset
  * and set to the exported total, since the exporter mirrors counters kept elsewhere); a series
  * whose read failed is left out of that scrape, never published as 0.
  */
@@ -28,9 +28,14 @@ function openMetricsRegistry(): Registry<typeof Registry.OPENMETRICS_CONTENT_TYP
   return registry;
 }
 
-export class Exposition {
-  private readonly text = new Registry();
-  private readonly openmetrics = openMetricsRegistry();
+/**
+ * One registry's metric objects. Each format gets its own set: prom-client's OpenMetrics
+ * rendering renames a counter object in place (drops `_total` from its name), so an object
+ * shared with the text registry would change the text format's names after the first
+ * OpenMetrics scrape.
+ */
+class MetricSet {
+  readonly registry: Registry<(typeof CONTENT_TYPES)[ExpositionFormat]>;
   private readonly node = new Map<string, Counter | Gauge>();
   private readonly consumerEnergy?: Counter;
   private readonly unattributed?: Counter;
@@ -40,14 +45,14 @@ export class Exposition {
   private readonly readFailures: Gauge;
 
   constructor(
+    format: ExpositionFormat,
     sampler: NodeSampler,
-    /** Value of the `node` label on every series. */
     private readonly nodeName: string,
     withConsumers: boolean,
-    /** Every backend tried at start: fixed for the exporter's life, so set once here. */
     sources: readonly SourceStatus[],
   ) {
-    const registers = [this.text, this.openmetrics];
+    this.registry = format === 'openmetrics' ? openMetricsRegistry() : new Registry();
+    const registers = [this.registry];
     const node = { node: nodeName };
     new Gauge({
       name: 'joulegate_build_info',
@@ -141,8 +146,31 @@ export class Exposition {
     this.consumersTracked!.set(node, consumers.scrape.tracked);
     this.consumersUntracked!.set(node, consumers.scrape.untracked);
   }
+}
+
+export class Exposition {
+  private readonly sets: Record<ExpositionFormat, MetricSet>;
+
+  constructor(
+    sampler: NodeSampler,
+    /** Value of the `node` label on every series. */
+    nodeName: string,
+    withConsumers: boolean,
+    /** Every backend tried at start: fixed for the exporter's life, so set once here. */
+    sources: readonly SourceStatus[],
+  ) {
+    const make = (format: ExpositionFormat) =>
+      new MetricSet(format, sampler, nodeName, withConsumers, sources);
+    this.sets = { text: make('text'), openmetrics: make('openmetrics') };
+  }
+
+  /** Replaces every value, in both formats, with those of this scrape's reading. */
+  update(sample: NodeSample, consumers?: { energy: ConsumerEnergy; scrape: ConsumerScrape }): void {
+    this.sets.text.update(sample, consumers);
+    this.sets.openmetrics.update(sample, consumers);
+  }
 
   async render(format: ExpositionFormat): Promise<string> {
-    return format === 'openmetrics' ? this.openmetrics.metrics() : this.text.metrics();
+    return this.sets[format].registry.metrics();
   }
 }

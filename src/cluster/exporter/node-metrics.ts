@@ -13,6 +13,7 @@ import {
 } from '../../platform/signal-catalogue.js';
 import type { Units } from '../../platform/signal-info.js';
 import { ExportedCounter } from './counter.js';
+import { counterKey, type SavedCounter } from './counter-state.js';
 
 /**
  * What the exporter publishes about the node: the signal catalogue's rows with a metric
@@ -60,6 +61,8 @@ export interface Channel {
   rule: MetricRule;
   index: number;
   handle: number;
+  /** The signal read (its name, as the state file keeps it). */
+  signal: string;
   /** Energy counters only: the exported, monotone counter. */
   counter?: ExportedCounter;
 }
@@ -81,6 +84,8 @@ export interface NodeSample {
    * utilisation) need a second sample. Not failures; they get a value from the next reading.
    */
   pending: Channel[];
+  /** Lines to log once: how resumed counters continued (first reading after a restart). */
+  notes: string[];
   readSeconds: number;
 }
 
@@ -101,10 +106,14 @@ export class NodeSampler {
   readonly absent: MetricRule[] = [];
   /** Whether read() has run: until then a value-less channel is a rate awaiting its second sample. */
   private readBefore = false;
+  /** Channels whose resume note was given. */
+  private readonly resumeTold = new Set<Channel>();
 
   constructor(
     private readonly pio: PlatformIO,
     rules: readonly MetricRule[] = METRIC_RULES,
+    /** Counters an earlier exporter process saved (counter-state.ts), by counterKey. */
+    saved: ReadonlyMap<string, SavedCounter> = new Map(),
   ) {
     const names = pio.signalNames();
     for (const rule of rules) {
@@ -129,7 +138,10 @@ export class NodeSampler {
         try {
           const handle = pio.pushSignal(signal, domain, index);
           const counter = rule.type === 'counter' ? new ExportedCounter() : undefined;
-          this.channels.push({ rule, index, handle, counter });
+          const before = saved.get(counterKey(rule.metric, index));
+          if (counter !== undefined && before !== undefined && before.signal === signal)
+            counter.resume(before, info.counterRange);
+          this.channels.push({ rule, index, handle, signal, counter });
         } catch (err) {
           this.notes.push(`${signal} ${rule.device} ${index}: not exported (${errorMessage(err)})`);
         }
@@ -149,6 +161,7 @@ export class NodeSampler {
     const after = performance.now();
     const values: ChannelValue[] = [];
     const failures: NodeSample['failures'] = [];
+    const notes: string[] = [];
     const pending: Channel[] = [];
     const first = !this.readBefore;
     this.readBefore = true;
@@ -165,12 +178,37 @@ export class NodeSampler {
         value = Number.NaN;
         reason = errorMessage(err);
       }
-      if (channel.counter !== undefined && reason === undefined) value = channel.counter.feed(value);
+      if (channel.counter !== undefined && reason === undefined) {
+        value = channel.counter.feed(value);
+        if (channel.counter.resumed !== undefined && !this.resumeTold.has(channel)) {
+          this.resumeTold.add(channel);
+          notes.push(resumeNote(channel, channel.counter.resumed));
+        }
+      }
       if (reason === undefined && Number.isFinite(value)) values.push({ channel, value });
       else if (first && reason === NO_VALUE) pending.push(channel);
       else failures.push({ channel, reason: reason ?? NO_VALUE });
     }
     const timeS = (before + after) / 2000;
-    return { timeS, values, failures, pending, readSeconds: (after - before) / 1000 };
+    return { timeS, values, failures, pending, notes, readSeconds: (after - before) / 1000 };
   }
+
+  /** Every counter's last source reading and total, for the state file. */
+  savedCounters(): Map<string, SavedCounter> {
+    const out = new Map<string, SavedCounter>();
+    for (const c of this.channels) {
+      const last = c.counter?.lastSource;
+      if (last === undefined) continue;
+      out.set(counterKey(c.rule.metric, c.index), { signal: c.signal, last, total: c.counter!.value });
+    }
+    return out;
+  }
+}
+
+/** The one log line of a resumed counter's first reading. */
+function resumeNote(channel: Channel, outcome: 'continued' | 'advance-unknown'): string {
+  const series = `${channel.rule.metric} ${channel.rule.device} ${channel.index}`;
+  return outcome === 'continued'
+    ? `${series}: continued from the saved total, with the energy used while no exporter ran`
+    : `${series}: continued from the saved total, but the energy used while no exporter ran is unknown (${channel.signal} restarted below its last value and its wrap range is not known)`;
 }

@@ -11,6 +11,8 @@ export interface ExporterParts {
   consumers?: ConsumerEnergy;
   /** Where one-line problems go (a failed read is logged once per distinct reason). */
   log: (line: string) => void;
+  /** Called after each reading (the exporter saves its counters there). */
+  afterRead?: () => void;
 }
 
 /**
@@ -58,6 +60,8 @@ export class ExporterServer {
   private async scrape(format: 'text' | 'openmetrics'): Promise<string> {
     const { sampler, exposition, consumers } = this.parts;
     const sample = await sampler.read();
+    this.parts.afterRead?.();
+    for (const note of sample.notes) this.logOnce(note);
     for (const f of sample.failures) this.logOnce(`${f.channel.rule.metric}: ${f.reason}`);
     let consumerScrape: ReturnType<ConsumerEnergy['update']> | undefined;
     if (consumers !== undefined) {

@@ -20,6 +20,10 @@ export const EXPORTER_DEFAULTS = {
   consumers: ['slurm', 'users'] as readonly ConsumerSource[],
   consumerExpiryS: 300,
   maxConsumers: 100,
+  /** Where counters are kept across exporter restarts (the unit's StateDirectory). */
+  stateDir: '/var/lib/joulegate/exporter',
+  /** The variable that sets the state directory when --state-dir is not given. */
+  stateDirEnv: 'JOULEGATE_EXPORTER_STATE_DIR',
 } as const;
 
 /** What one exporter process serves, checked: the command's flags, parsed. */
@@ -36,6 +40,8 @@ export interface ExporterSettings {
   consumerExpiryS: number;
   /** Consumers tracked at most; the rest count as unattributed. */
   maxConsumers: number;
+  /** Directory of the counters' state across restarts; undefined: none (counters start at 0). */
+  stateDir?: string;
 }
 
 /** "host:port", "[v6]:port" or ":port" (all addresses) → host and port. */

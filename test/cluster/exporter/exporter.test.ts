@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { VERSION } from '../../../src/platform/version.js';
 import { procStat, put } from '../../attribution/helpers.js';
@@ -76,6 +76,74 @@ describe('joulegate exporter', { skip }, () => {
     assert.match(om.body, /^# TYPE joulegate_package_energy_joules counter$/m);
     assert.match(om.body, /^joulegate_package_energy_joules_total\{node="node-a",package="0"\} /m);
     assert.ok(om.body.endsWith('# EOF\n'), 'OpenMetrics ends with # EOF');
+
+    // Text after OpenMetrics: the same names as before (Prometheus asks for OpenMetrics, a
+    // curl or Telegraf beside it for text), and promtool still accepts it.
+    const again = await scrape(e.url);
+    const check2 = spawnSync('promtool', ['check', 'metrics'], { input: again.body, encoding: 'utf8' });
+    assert.equal(
+      check2.status,
+      0,
+      `promtool after OpenMetrics: ${check2.stdout}${check2.stderr}\n${again.body}`,
+    );
+    const typeLines = (body: string) => body.split('\n').filter((l) => l.startsWith('# TYPE '));
+    assert.deepEqual(typeLines(again.body), typeLines(text.body));
+    assert.match(again.body, /^# TYPE joulegate_package_energy_joules_total counter$/m);
+    const om2 = await scrape(e.url, OPENMETRICS);
+    assert.deepEqual(typeLines(om2.body), typeLines(om.body), 'OpenMetrics names stay too');
+  });
+
+  it('continues its counters across a restart on the same boot, a wrap while down included', async () => {
+    const root = copyFixture('energy/amd-epyc');
+    const bootIdFile = join(root, 'proc/sys/kernel/random/boot_id');
+    mkdirSync(dirname(bootIdFile), { recursive: true });
+    writeFileSync(bootIdFile, '5c1f0e84-0000-4000-8000-000000000001\n');
+    const stateDir = tempDir('jg-exporter-state-');
+    const args = ['--consumers', 'none', '--state-dir', stateDir];
+    const zone = new RaplCounterFile(root, 'intel-rapl:0');
+    const range = zone.modulus;
+    const value = async (e: RunningExporter) =>
+      seriesValue(
+        (await scrape(e.url)).body,
+        'joulegate_package_energy_joules_total',
+        'node="n1",package="0"',
+      );
+    zone.set(range - 3_000_000n);
+    let e = await start(root, 'n1', { args });
+    assert.equal(await value(e), 0);
+    zone.set(range - 1_000_000n);
+    assert.equal(await value(e), 2);
+    await e.stop();
+    assert.equal(statSync(join(stateDir, 'exporter-counters.json')).mode & 0o777, 0o600);
+
+    zone.set(range + 1_500_000n); // while no exporter runs: 1 J up to the wrap, 1.5 J after it
+    e = await start(root, 'n1', { args });
+    const resumed = await value(e);
+    assert.ok(Math.abs(resumed! - 4.5) < 1e-6, `2 J before, 2.5 J while down: got ${resumed}`);
+    assert.match(
+      e.stderr(),
+      /package 0: continued from the saved total, with the energy used while no exporter ran/,
+    );
+    zone.set(range + 2_500_000n);
+    assert.ok(Math.abs((await value(e))! - 5.5) < 1e-6, 'and on from there');
+    await e.stop();
+
+    // Another boot: the saved totals describe counters that no longer exist, so start over.
+    writeFileSync(bootIdFile, '5c1f0e84-0000-4000-8000-000000000002\n');
+    e = await start(root, 'n1', { args });
+    assert.equal(await value(e), 0);
+    assert.match(e.stderr(), /exporter-counters\.json is from an earlier boot: counters start from 0/);
+    await e.stop();
+
+    // Another node's file, or a torn or foreign one, is never trusted: one line, then from 0.
+    e = await start(root, 'n2', { args });
+    assert.match(e.stderr(), /ignored: it is node "n1"'s; counters start from 0/);
+    await e.stop();
+    writeFileSync(join(stateDir, 'exporter-counters.json'), '{"format":1,"node":"n1",');
+    e = await start(root, 'n1', { args });
+    assert.equal(await value(e), 0);
+    assert.match(e.stderr(), /ignored, not a counter state \(not JSON\); counters start from 0/);
+    zone.close();
   });
 
   it('publishes energy as a counter from 0 that follows the RAPL counter across its wrap', async () => {
