@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { VERSION } from '../../platform/version.js';
 import type { ConsumerEnergy, ConsumerScrape } from './consumers.js';
 import { deviceLabels, type NodeSample, type NodeSampler } from './node-metrics.js';
@@ -53,6 +53,12 @@ class MetricSet {
   ) {
     this.registry = format === 'openmetrics' ? openMetricsRegistry() : new Registry();
     const registers = [this.registry];
+    // The exporter's own process (CPU, memory, open files, event loop) under the standard names,
+    // less prom-client's gauges named `*_total` (nodejs_active_handles_total, …), which break
+    // the naming rule promtool checks (only counters end in _total).
+    collectDefaultMetrics({ register: this.registry });
+    for (const m of this.registry.getMetricsAsArray())
+      if (m.name.endsWith('_total') && !(m instanceof Counter)) this.registry.removeSingleMetric(m.name);
     const node = { node: nodeName };
     new Gauge({
       name: 'joulegate_build_info',

@@ -1,9 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { errorMessage } from '../../platform/errors.js';
 import type { ConsumerEnergy } from './consumers.js';
 import { CONTENT_TYPES, type Exposition, negotiateFormat } from './exposition.js';
 import type { NodeSampler } from './node-metrics.js';
+
+/** Whether an Accept-Encoding header takes gzip (Prometheus sends `gzip`); `gzip;q=0` refuses it. */
+export function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding?.trim() !== 'gzip') return false;
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    return q === undefined || Number(q) > 0;
+  });
+}
 
 export interface ExporterParts {
   sampler: NodeSampler;
@@ -47,8 +58,14 @@ export class ExporterServer {
       this.queue = scrape.catch(() => undefined);
       scrape.then(
         (body) => {
-          res.writeHead(200, { 'Content-Type': CONTENT_TYPES[format] });
-          res.end(req.method === 'HEAD' ? undefined : body);
+          const headers = { 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept-Encoding' };
+          if (acceptsGzip(req.headers['accept-encoding'])) {
+            res.writeHead(200, { ...headers, 'Content-Encoding': 'gzip' });
+            res.end(req.method === 'HEAD' ? undefined : gzipSync(body));
+          } else {
+            res.writeHead(200, headers);
+            res.end(req.method === 'HEAD' ? undefined : body);
+          }
         },
         (err) => {
           res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`scrape failed: ${errorMessage(err)}\n`);

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { VERSION } from '../../../src/platform/version.js';
 import { procStat, put } from '../../attribution/helpers.js';
 import { generateTree } from '../../fixtures/generate.js';
@@ -91,6 +93,38 @@ describe('joulegate exporter', { skip }, () => {
     assert.match(again.body, /^# TYPE joulegate_package_energy_joules_total counter$/m);
     const om2 = await scrape(e.url, OPENMETRICS);
     assert.deepEqual(typeLines(om2.body), typeLines(om.body), 'OpenMetrics names stay too');
+  });
+
+  it('gzips a scrape that asks for it, and serves its own process metrics', async () => {
+    const e = await start(copyFixture('energy/amd-epyc'), 'n1', { args: ['--consumers', 'none'] });
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>(
+        (resolve, reject) => {
+          httpGet(e.url, { headers }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({
+                encoding: res.headers['content-encoding'],
+                vary: res.headers.vary,
+                body: Buffer.concat(chunks),
+              }),
+            );
+          }).on('error', reject);
+        },
+      );
+    const zipped = await get({ 'Accept-Encoding': 'gzip' });
+    assert.equal(zipped.encoding, 'gzip');
+    assert.equal(zipped.vary, 'Accept-Encoding');
+    const text = gunzipSync(zipped.body).toString('utf8');
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
+    assert.match(text, /^process_resident_memory_bytes \d/m);
+    assert.match(text, /^process_cpu_seconds_total \d/m);
+    const plain = await get({});
+    assert.equal(plain.encoding, undefined);
+    assert.match(plain.body.toString('utf8'), /^# HELP /);
+    assert.equal((await get({ 'Accept-Encoding': 'gzip;q=0, identity' })).encoding, undefined);
   });
 
   it('continues its counters across a restart on the same boot, a wrap while down included', async () => {
