@@ -45,6 +45,17 @@ test('the sample scrape configuration passes promtool check config', async () =>
   assert.equal(r.code, 0, r.stdout + r.stderr);
 });
 
+test('the shipped recording rules and alerts pass promtool check rules and their unit tests', async () => {
+  const dir = join(PACKAGING, 'prometheus');
+  const check = await run('promtool', ['check', 'rules', join(dir, 'joulegate-rules.yml')]);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.doesNotMatch(check.stdout + check.stderr, /WARNING/);
+  // promtool resolves rule_files from the test file's own directory.
+  const tests = await run('promtool', ['test', 'rules', join(dir, 'joulegate-rules.test.yml')]);
+  assert.equal(tests.code, 0, tests.stdout + tests.stderr);
+  assert.match(tests.stdout + tests.stderr, /SUCCESS/);
+});
+
 test('the Slurm epilog is valid sh and never fails the node', async () => {
   const script = join(PACKAGING, 'slurm-epilog-job-energy.sh');
   assert.equal((await run('sh', ['-n', script])).code, 0);
