@@ -29,6 +29,21 @@ function openMetricsRegistry(): Registry<typeof Registry.OPENMETRICS_CONTENT_TYP
 }
 
 /**
+ * A consumer's labels: its id as attribution names it (`slurm:42`), and its kind and the id
+ * within that kind apart (`slurm`, `42`), so dashboards select a job by `consumer_id` directly.
+ */
+export function consumerLabels(consumer: string): {
+  consumer: string;
+  consumer_kind: string;
+  consumer_id: string;
+} {
+  const colon = consumer.indexOf(':');
+  return colon < 0
+    ? { consumer, consumer_kind: '', consumer_id: consumer }
+    : { consumer, consumer_kind: consumer.slice(0, colon), consumer_id: consumer.slice(colon + 1) };
+}
+
+/**
  * One registry's metric objects. Each format gets its own set: prom-client's OpenMetrics
  * rendering renames a counter object in place (drops `_total` from its name), so an object
  * shared with the text registry would change the text format's names after the first
@@ -91,8 +106,8 @@ class MetricSet {
     if (withConsumers) {
       this.consumerEnergy = new Counter({
         name: 'joulegate_consumer_energy_joules_total',
-        help: 'Energy attributed to a consumer (slurm:<job>, user:<uid>, cgroup:<path>) on a device kind, since it was first seen.',
-        labelNames: ['node', 'consumer', 'device'],
+        help: 'Energy attributed to a consumer (slurm:<job>, user:<uid>, system:<unit>, cgroup:<path>; also apart as consumer_kind and consumer_id) on a device kind, since it was first seen.',
+        labelNames: ['node', 'consumer', 'consumer_kind', 'consumer_id', 'device'],
         registers,
       });
       this.unattributed = new Counter({
@@ -143,7 +158,7 @@ class MetricSet {
     if (consumers === undefined || this.consumerEnergy === undefined) return;
     this.consumerEnergy.reset();
     for (const s of consumers.energy.series()) {
-      this.consumerEnergy.inc({ ...node, consumer: s.consumer, device: s.device }, s.joules);
+      this.consumerEnergy.inc({ ...node, ...consumerLabels(s.consumer), device: s.device }, s.joules);
     }
     this.unattributed!.reset();
     for (const s of consumers.energy.unattributedSeries()) {

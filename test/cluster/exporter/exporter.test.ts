@@ -33,6 +33,12 @@ async function start(...args: Parameters<typeof startExporter>): Promise<Running
   return e;
 }
 
+/** A consumer's labels as the exporter writes them: the id, and its kind and id apart. */
+function consumerLabelText(consumer: string): string {
+  const [kind, id] = consumer.split(/:(.*)/s) as [string, string];
+  return `consumer="${consumer}",consumer_kind="${kind}",consumer_id="${id}"`;
+}
+
 /** A generated 2-package node (cpufreq, /proc) with the intel-2s RAPL zones (package, dram, psys). */
 function fullNode(): string {
   const root = tempDir('joulegate-exporter-node-');
@@ -262,7 +268,7 @@ describe('joulegate exporter', { skip }, () => {
       seriesValue(
         body,
         'joulegate_consumer_energy_joules_total',
-        `node="n1",consumer="${consumer}",device="${device}"`,
+        `node="n1",${consumerLabelText(consumer)},device="${device}"`,
       );
     assert.equal(energy('slurm:101', 'package'), 20);
     assert.equal(energy('slurm:202', 'package'), 20); // 10 J on package 0 + 10 J on package 1
@@ -299,7 +305,7 @@ describe('joulegate exporter', { skip }, () => {
       seriesValue(
         body,
         'joulegate_consumer_energy_joules_total',
-        `node="n1",consumer="${consumer}",device="gpu"`,
+        `node="n1",${consumerLabelText(consumer)},device="gpu"`,
       )!;
     // Within 1 µJ of the exact fractions of GPU 0; GPU 1 had no process sample: nobody's.
     assert.ok(Math.abs(share('slurm:101') - gpu0 * 0.6) <= 1e-6, `${share('slurm:101')} of ${gpu0}`);
