@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { EXPORTER_DEFAULTS } from '../../src/cluster/exporter/settings.js';
+import { exportedEntries } from '../../src/platform/signal-catalogue.js';
 import { run } from '../helpers/cli.js';
 import { SCONTROL_WITHOUT_SLURM, standIn } from '../helpers/stand-ins.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -54,6 +55,55 @@ test('the shipped recording rules and alerts pass promtool check rules and their
   const tests = await run('promtool', ['test', 'rules', join(dir, 'joulegate-rules.test.yml')]);
   assert.equal(tests.code, 0, tests.stdout + tests.stderr);
   assert.match(tests.stdout + tests.stderr, /SUCCESS/);
+});
+
+test('the Grafana dashboard: every query parses and names only metrics the exporter or the rules make', async () => {
+  const dashboard = JSON.parse(readFileSync(join(PACKAGING, 'grafana/joulegate-energy.json'), 'utf8')) as {
+    templating: { list: { name: string }[] };
+    panels: { title: string; targets: { expr: string }[] }[];
+  };
+  const variables = new Set(dashboard.templating.list.map((v) => v.name));
+  const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => ({ panel: p.title, expr: t.expr })));
+  assert.ok(exprs.length >= 7, `${exprs.length} queries`);
+  // Grafana's own variables become what they stand for; the dashboard's must be defined.
+  const concrete = exprs.map(({ panel, expr }) => {
+    for (const m of expr.matchAll(/\$(\w+)/g)) {
+      if (!m[1]!.startsWith('__'))
+        assert.ok(variables.has(m[1]!), `${panel}: $${m[1]} is not a dashboard variable`);
+    }
+    return expr
+      .replace(/\$__(range|rate_interval)/g, '5m')
+      .replace(/\$node/g, '.*')
+      .replace(/\$job/g, 'joulegate');
+  });
+  const rules = join(PACKAGING, 'prometheus/joulegate-rules.yml');
+  const recorded = [...readFileSync(rules, 'utf8').matchAll(/^\s+- record: (\S+)$/gm)].map((m) => m[1]!);
+  const exposition = readFileSync(
+    new URL('../../src/cluster/exporter/exposition.ts', import.meta.url),
+    'utf8',
+  );
+  const known = new Set([
+    ...exportedEntries().map((e) => e.metric.name),
+    ...[...exposition.matchAll(/name: '(joulegate_\w+)'/g)].map((m) => m[1]!),
+    ...recorded,
+    'up',
+  ]);
+  for (const [i, expr] of concrete.entries()) {
+    for (const m of expr.matchAll(/\b([a-z_]+:[a-z_]+:[a-z0-9_]+|joulegate_[a-z_]+|up)\b(?=\{|\[|\)|\s|$)/g))
+      assert.ok(
+        known.has(m[1]!),
+        `${exprs[i]!.panel}: ${m[1]} is made by neither the exporter nor the rules`,
+      );
+  }
+  // promtool parses each query as the expression of a recording rule.
+  const dir = tempDir();
+  const file = join(dir, 'dashboard-queries.yml');
+  const body = concrete
+    .map((expr, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(expr)}`)
+    .join('\n');
+  writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${body}\n`);
+  const r = await run('promtool', ['check', 'rules', file]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
 });
 
 test('the Slurm epilog is valid sh and never fails the node', async () => {
