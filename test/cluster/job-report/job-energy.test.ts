@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { JobEnergyReport } from '../../../src/cluster/job-report/job-energy.js';
 import { run, runCli } from '../../helpers/cli.js';
@@ -322,6 +322,88 @@ describe('Prometheus scraping three exporters, and the job report', { skip }, ()
     );
     assert.equal(fromSlurm.start, new Date(Math.round(start) * 1000).toISOString());
     assert.equal(fromSlurm.end, new Date(Math.round(end) * 1000).toISOString());
+  });
+
+  it('an exporter down for over 10 s and restarted on its state directory loses no energy', async () => {
+    const node = new ScriptedNode(WATTS.node1, [5_000_000n, 7_000_000n, 1_000_000n]);
+    node.run();
+    cleanups.push(() => node.stop());
+    const bootId = join(node.root, 'proc/sys/kernel/random/boot_id');
+    mkdirSync(dirname(bootId), { recursive: true });
+    writeFileSync(bootId, '0d1b2c3e-0000-4000-8000-00000000cafe\n');
+    const args = ['--consumers', 'none', '--state-dir', tempDir('jg-exporter-state-')];
+    let exporter = await startExporter(node.root, 'noder', { args });
+    cleanups.push(() => exporter.stop());
+    const port = exporter.port;
+    const prometheus = await startPrometheus({ noder: port });
+    for (let i = 0; ; i++) {
+      if ((await scrapesOf(prometheus.url, port, 60)).filter((v) => v === 1).length >= 3) break;
+      assert.ok(i < 300, 'fewer than 3 scrapes in 60 s');
+      await sleep(200);
+    }
+    const start = Date.now() / 1000;
+    await sleep(3000);
+    await exporter.stop();
+    const downAt = Date.now() / 1000;
+    // Down for more than 10 s while the node's counters go on.
+    while (Date.now() / 1000 - downAt < 10.5) await sleep(100);
+    exporter = await startExporter(node.root, 'noder', { port, args });
+    assert.match(exporter.stderr(), /serving/);
+    await sleep(3500);
+    const end = Date.now() / 1000;
+    await sleep(2500); // samples after the end, for the report's interpolation
+    const down = await scrapesOf(prometheus.url, port, 40);
+    assert.ok(down.filter((v) => v === 0).length >= 5, `down for ≥ 5 scrapes: ${down}`);
+
+    const watts = WATTS.node1.reduce((a, b) => a + b, 0);
+    const windowS = end - start;
+    const r = await runCli([
+      'job-report',
+      '--prometheus',
+      prometheus.url,
+      '--nodes',
+      'noder',
+      '--start',
+      start.toFixed(3),
+      '--end',
+      end.toFixed(3),
+      '--format',
+      'json',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as JobEnergyReport;
+    const n = report.nodes[0]!;
+    assert.ok(
+      Math.abs(n.joules! - watts * windowS) <= watts * SCRAPE_S,
+      `${n.joules} J, scripted ${watts * windowS} J over ${windowS} s`,
+    );
+    assert.equal(n.coverage, 100);
+    assert.equal(report.complete, true, report.gaps.join('\n'));
+    assert.ok(!report.gaps.some((g) => /restarted/.test(g)), report.gaps.join('\n'));
+    assert.ok(
+      report.gaps.some((g) => /bridged|missed/.test(g)),
+      `the missed scrapes are stated: ${report.gaps}`,
+    );
+
+    // Prometheus's own increase() over the window agrees (no counter reset at the restart).
+    const q = encodeURIComponent(
+      `sum(increase(joulegate_package_energy_joules_total{node="noder"}[${Math.round(windowS * 1000)}ms]))`,
+    );
+    const resets = encodeURIComponent(`sum(resets(joulegate_package_energy_joules_total{node="noder"}[1m]))`);
+    const at = `&time=${end.toFixed(3)}`;
+    const value = async (query: string) => {
+      const body = (await (await fetch(`${prometheus.url}/api/v1/query?query=${query}${at}`)).json()) as {
+        data: { result: { value: [number, string] }[] };
+      };
+      return Number(body.data.result[0]?.value[1]);
+    };
+    assert.equal(await value(resets), 0, 'the restart is not a counter reset');
+    const packageWatts = WATTS.node1[0] + WATTS.node1[1];
+    const increase = await value(q);
+    assert.ok(
+      Math.abs(increase - packageWatts * windowS) <= packageWatts * SCRAPE_S,
+      `increase() ${increase} J, scripted ${packageWatts * windowS} J`,
+    );
   });
 
   it('says in one line when Prometheus cannot be reached or the input is wrong', async () => {
