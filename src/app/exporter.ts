@@ -13,6 +13,7 @@ import { METRIC_RULES, NodeSampler } from '../cluster/exporter/node-metrics.js';
 import { ExporterServer } from '../cluster/exporter/server.js';
 import type { ExporterSettings } from '../cluster/exporter/settings.js';
 import { sourceStatus } from '../cluster/exporter/sources.js';
+import { loadWebConfig } from '../cluster/exporter/web-config.js';
 import { Sysroot } from '../platform/sysroot.js';
 
 /** This boot's id, which changes at every boot; undefined where the kernel does not say. */
@@ -29,6 +30,8 @@ function bootId(): string | undefined {
 export async function runExporter(settings: ExporterSettings): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const say = (line: string) => log(`joulegate exporter: ${line}`);
+  // First: a refused web config stops the start before anything is opened.
+  const web = settings.webConfigFile === undefined ? undefined : loadWebConfig(settings.webConfigFile);
   const pio = await openPlatform({ warn: log });
   const state =
     settings.stateDir === undefined
@@ -63,9 +66,12 @@ export async function runExporter(settings: ExporterSettings): Promise<void> {
     consumers,
     log,
     ...(afterRead ? { afterRead } : {}),
+    ...(web ? { web } : {}),
   });
   const address = await server.listen(settings.host, settings.port);
-  say(`serving ${sampler.channels.length} series of node ${settings.node} on http://${address}/metrics`);
+  if (web) say(`web config ${web.summary}`);
+  const scheme = server.tls ? 'https' : 'http';
+  say(`serving ${sampler.channels.length} series of node ${settings.node} on ${scheme}://${address}/metrics`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());

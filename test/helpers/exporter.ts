@@ -9,6 +9,7 @@ import { tempDir } from './tmp.js';
 export interface RunningExporter {
   child: ChildProcess;
   port: number;
+  /** http://…/metrics, or https://… when the exporter serves TLS (--web.config.file). */
   url: string;
   stderr: () => string;
   stop(): Promise<void>;
@@ -42,14 +43,16 @@ export async function startExporter(
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
+  let scheme = 'http';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`exporter ${node} did not start: ${stderr}`)), 20_000);
     child.stderr!.on('data', (d) => {
       stderr += d;
-      const m = /on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(stderr);
+      const m = /on (https?):\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(stderr);
       if (m) {
         clearTimeout(timer);
-        resolve(Number(m[1]));
+        scheme = m[1]!;
+        resolve(Number(m[2]));
       }
     });
     child.on('exit', (code) => {
@@ -60,7 +63,7 @@ export async function startExporter(
   return {
     child,
     port,
-    url: `http://127.0.0.1:${port}/metrics`,
+    url: `${scheme}://127.0.0.1:${port}/metrics`,
     stderr: () => stderr,
     stop: () =>
       new Promise<void>((resolve) => {
@@ -75,6 +78,68 @@ export async function startExporter(
 export async function scrape(url: string, accept?: string): Promise<{ body: string; type: string }> {
   const res = await fetch(url, { headers: accept ? { Accept: accept } : {} });
   return { body: await res.text(), type: res.headers.get('content-type') ?? '' };
+}
+
+/** What curl got: its exit status, the HTTP status (0: no response), headers and body. */
+export interface CurlResult {
+  exit: number | null;
+  status: number;
+  headers: string;
+  body: string;
+  stderr: string;
+}
+
+/**
+ * One request with curl (Node 20's fetch cannot be given a CA without undici): `cacert` for
+ * https, `user` as "name:password", `args` for anything else curl takes.
+ */
+export async function curl(
+  url: string,
+  options: { cacert?: string; user?: string; args?: readonly string[] } = {},
+): Promise<CurlResult> {
+  const dir = tempDir('jg-curl-');
+  const headersFile = join(dir, 'headers');
+  const args = [
+    '--silent',
+    '--show-error',
+    '--max-time',
+    '20',
+    '--dump-header',
+    headersFile,
+    '--write-out',
+    '\n%{http_code}',
+    ...(options.cacert ? ['--cacert', options.cacert] : []),
+    ...(options.user ? ['--user', options.user] : []),
+    ...(options.args ?? []),
+    url,
+  ];
+  const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  const cut = r.stdout.lastIndexOf('\n');
+  let headers = '';
+  try {
+    headers = readFileSync(headersFile, 'utf8');
+  } catch {
+    // no response: no headers
+  }
+  return {
+    exit: r.code,
+    status: Number(r.stdout.slice(cut + 1)) || 0,
+    headers,
+    body: r.stdout.slice(0, Math.max(cut, 0)),
+    stderr: r.stderr,
+  };
 }
 
 /** The value of one series in Prometheus text (labels as written, e.g. `node="a",package="0"`). */

@@ -22,11 +22,13 @@ export const STRICT_VARIABLE = 'JOULEGATE_TEST_STRICT';
 const DEBIAN_PACKAGE: Record<string, string> = {
   busctl: 'systemd',
   chromium: 'chromium',
+  curl: 'curl',
   'dbus-daemon': 'dbus-daemon',
   'dbus-send': 'dbus-bin',
   gcc: 'gcc',
   groupadd: 'passwd',
   h5dump: 'hdf5-tools',
+  openssl: 'openssl',
   prometheus: 'prometheus',
   promtool: 'prometheus',
   python3: 'python3',

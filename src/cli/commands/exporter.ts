@@ -16,6 +16,8 @@ interface ExporterOptions {
   consumerExpiry: string;
   maxConsumers: string;
   stateDir: string;
+  /** commander keeps the dotted name as it is. */
+  'web.config.file'?: string;
 }
 
 /** Serves the exporter with checked settings (src/app/exporter.ts, given by the program's start-up). */
@@ -39,6 +41,9 @@ function settingsOf(opts: ExporterOptions): ExporterSettings {
   const stateDir = opts.stateDir.trim();
   if (stateDir !== 'none' && !stateDir.startsWith('/'))
     throw new InvalidArgumentError(`--state-dir "${opts.stateDir}": expected an absolute path, or none`);
+  const webConfigFile = opts['web.config.file'];
+  if (webConfigFile !== undefined && webConfigFile.trim() === '')
+    throw new InvalidArgumentError('--web.config.file: expected a file name');
   return {
     host,
     port,
@@ -48,6 +53,7 @@ function settingsOf(opts: ExporterOptions): ExporterSettings {
     consumerExpiryS,
     maxConsumers,
     ...(stateDir === 'none' ? {} : { stateDir }),
+    ...(webConfigFile === undefined ? {} : { webConfigFile }),
   };
 }
 
@@ -92,6 +98,10 @@ export function register(program: Command, runExporter: RunExporter): void {
       )
         .env(defaults.stateDirEnv)
         .default(defaults.stateDir),
+    )
+    .option(
+      '--web.config.file <path>',
+      "TLS and basic auth, in exporter-toolkit's YAML format (as node_exporter's; docs/exporter.md)",
     )
     .action((opts: ExporterOptions) => runExporter(settingsOf(opts)));
 }

@@ -1,10 +1,13 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { errorMessage } from '../../platform/errors.js';
 import type { ConsumerEnergy } from './consumers.js';
 import { CONTENT_TYPES, type Exposition, negotiateFormat } from './exposition.js';
 import type { NodeSampler } from './node-metrics.js';
+import { clientCertAllowed, type WebServing } from './web-config.js';
 
 /** Whether an Accept-Encoding header takes gzip (Prometheus sends `gzip`); `gzip;q=0` refuses it. */
 export function acceptsGzip(header: string | undefined): boolean {
@@ -24,6 +27,8 @@ export interface ExporterParts {
   log: (line: string) => void;
   /** Called after each reading (the exporter saves its counters there). */
   afterRead?: () => void;
+  /** TLS and basic auth (--web.config.file); undefined: plain HTTP, no auth. */
+  web?: WebServing;
 }
 
 /**
@@ -36,42 +41,71 @@ export class ExporterServer {
   private readonly logged = new Set<string>();
 
   constructor(private readonly parts: ExporterParts) {
-    this.server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+    const web = parts.web;
+    const handle = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+    if (web === undefined) {
+      this.server = createServer(handle);
+      return;
+    }
+    const guarded = (req: IncomingMessage, res: ServerResponse) => {
+      if (web.tls && !clientCertAllowed(req.socket as TLSSocket, web.clientAuth)) {
+        res.writeHead(403, { 'Content-Type': 'text/plain', Connection: 'close' }).end('Forbidden\n');
         return;
       }
-      if (path === '/') {
-        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-        res.end(
-          '<html><body><h1>joulegate exporter</h1><p><a href="/metrics">metrics</a></p></body></html>\n',
-        );
-        return;
-      }
-      if (path !== '/metrics') {
-        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: the metrics are at /metrics\n');
-        return;
-      }
-      const format = negotiateFormat(req.headers.accept);
-      const scrape = this.queue.then(() => this.scrape(format));
-      this.queue = scrape.catch(() => undefined);
-      scrape.then(
-        (body) => {
-          const headers = { 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept-Encoding' };
-          if (acceptsGzip(req.headers['accept-encoding'])) {
-            res.writeHead(200, { ...headers, 'Content-Encoding': 'gzip' });
-            res.end(req.method === 'HEAD' ? undefined : gzipSync(body));
-          } else {
-            res.writeHead(200, headers);
-            res.end(req.method === 'HEAD' ? undefined : body);
-          }
+      if (web.auth === undefined) return handle(req, res);
+      web.auth.allows(req.headers).then(
+        (ok) => {
+          if (ok) return handle(req, res);
+          res.writeHead(401, {
+            'Content-Type': 'text/plain; charset=utf-8',
+            'WWW-Authenticate': 'Basic realm="joulegate"',
+          });
+          res.end('Unauthorized\n');
         },
-        (err) => {
-          res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`scrape failed: ${errorMessage(err)}\n`);
-        },
+        () => res.writeHead(500).end(),
       );
-    });
+    };
+    this.server = web.tls ? createHttpsServer(web.tls, guarded) : createServer(guarded);
+  }
+
+  /** Whether it serves HTTPS. */
+  get tls(): boolean {
+    return this.parts.web?.tls !== undefined;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end('<html><body><h1>joulegate exporter</h1><p><a href="/metrics">metrics</a></p></body></html>\n');
+      return;
+    }
+    if (path !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: the metrics are at /metrics\n');
+      return;
+    }
+    const format = negotiateFormat(req.headers.accept);
+    const scrape = this.queue.then(() => this.scrape(format));
+    this.queue = scrape.catch(() => undefined);
+    scrape.then(
+      (body) => {
+        const headers = { 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept-Encoding' };
+        if (acceptsGzip(req.headers['accept-encoding'])) {
+          res.writeHead(200, { ...headers, 'Content-Encoding': 'gzip' });
+          res.end(req.method === 'HEAD' ? undefined : gzipSync(body));
+        } else {
+          res.writeHead(200, headers);
+          res.end(req.method === 'HEAD' ? undefined : body);
+        }
+      },
+      (err) => {
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`scrape failed: ${errorMessage(err)}\n`);
+      },
+    );
   }
 
   private async scrape(format: 'text' | 'openmetrics'): Promise<string> {

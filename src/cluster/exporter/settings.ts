@@ -42,6 +42,8 @@ export interface ExporterSettings {
   maxConsumers: number;
   /** Directory of the counters' state across restarts; undefined: none (counters start at 0). */
   stateDir?: string;
+  /** exporter-toolkit web config (TLS, basic auth): --web.config.file; undefined: plain HTTP, no auth. */
+  webConfigFile?: string;
 }
 
 /** "host:port", "[v6]:port" or ":port" (all addresses) → host and port. */
