@@ -139,7 +139,7 @@ async function joulegateRun(name: string, sysroot: string, args: string[], env: 
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [CLI, 'exporter', '--listen', `127.0.0.1:${port}`, '--node', 'bench', ...args],
+    [CLI, 'exporter', '--listen', `127.0.0.1:${port}`, '--node', 'bench', '--state-dir', 'none', ...args],
     {
       env: { ...process.env, JOULEGATE_SYSROOT: sysroot, ...env },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -68,12 +68,13 @@ class MetricSet {
   ) {
     this.registry = format === 'openmetrics' ? openMetricsRegistry() : new Registry();
     const registers = [this.registry];
-    // The exporter's own process (CPU, memory, open files, event loop) under the standard names,
-    // less prom-client's gauges named `*_total` (nodejs_active_handles_total, …), which break
-    // the naming rule promtool checks (only counters end in _total).
+    // The exporter's own process (CPU time, memory, open files, start time) under the standard
+    // process_* names. prom-client's nodejs_* set (heap spaces, GC and event-loop histograms) is
+    // left out: it doubled a RAPL-only scrape's CPU (bench/exporter.ts), and some of its gauges
+    // end in _total, which promtool refuses for anything but a counter.
     collectDefaultMetrics({ register: this.registry });
     for (const m of this.registry.getMetricsAsArray())
-      if (m.name.endsWith('_total') && !(m instanceof Counter)) this.registry.removeSingleMetric(m.name);
+      if (!m.name.startsWith('process_')) this.registry.removeSingleMetric(m.name);
     const node = { node: nodeName };
     new Gauge({
       name: 'joulegate_build_info',
