@@ -24,9 +24,17 @@ export type SeriesKind = (typeof SERIES_KINDS)[number];
 /**
  * What a catalogue row measures: a series kind (the monitor samples it), or a quantity the
  * monitor has no maths for: `frequency` (Hz), `temperature` (°C), `capacity` (bytes a device
- * holds or has free, not a use) and `identity` (a model or family number), `fan_speed` (RPM).
+ * holds or has free, not a use) and `identity` (a model or family number), `fan_speed` (RPM),
+ * `power_limit` (a limit's setting in watts, not a measurement).
  */
-export type SignalKind = SeriesKind | 'frequency' | 'temperature' | 'capacity' | 'identity' | 'fan_speed';
+export type SignalKind =
+  | SeriesKind
+  | 'frequency'
+  | 'temperature'
+  | 'capacity'
+  | 'identity'
+  | 'fan_speed'
+  | 'power_limit';
 
 /** How a group's energy was obtained, shown in every output. */
 export type EnergyMethod = 'counter' | 'power-integrated' | 'estimated';
@@ -82,6 +90,7 @@ export const KIND_UNITS: Readonly<Partial<Record<SignalKind, Units>>> = {
   power: Units.Watts,
   frequency: Units.Hertz,
   temperature: Units.Celsius,
+  power_limit: Units.Watts,
 };
 
 /**
@@ -309,6 +318,18 @@ export const SIGNAL_CATALOGUE: SignalCatalogue = [
       help: 'Temperature of a GPU.',
       type: 'gauge',
       device: 'gpu',
+    },
+  },
+  {
+    alias: 'CPU_POWER_LIMIT_CONTROL',
+    group: 'cpu',
+    kind: 'power_limit',
+    perDevice: true,
+    metric: {
+      name: 'joulegate_package_power_limit_watts',
+      help: "A CPU package's long-term power limit (RAPL PL1) as set now.",
+      type: 'gauge',
+      device: 'package',
     },
   },
   // Known to `sensors` only: node sensors hwmon finds, one signal per zone or fan (`feeds`).

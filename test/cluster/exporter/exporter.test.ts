@@ -73,6 +73,11 @@ describe('joulegate exporter', { skip }, () => {
       assert.ok(text.body.includes(`${series} `), `${series} missing:\n${text.body}`);
     }
     assert.equal(seriesValue(text.body, 'joulegate_gpu_temperature_celsius', 'node="node-a",gpu="1"'), 55);
+    // The packages' long-term limits (constraint_0_power_limit_uw 165000000 in the fixture).
+    assert.equal(
+      seriesValue(text.body, 'joulegate_package_power_limit_watts', 'node="node-a",package="1"'),
+      165,
+    );
     assert.equal(seriesValue(text.body, 'joulegate_gpu_frequency_hertz', 'node="node-a",gpu="0"'), 1.41e9);
     assert.equal(seriesValue(text.body, 'joulegate_gpu_utilization_ratio', 'node="node-a",gpu="0"'), 0.3);
     // CPU frequency in hertz: the generated policies run at 2.4 GHz + 1 MHz × first CPU.
