@@ -235,6 +235,12 @@ export function clientCertAllowed(socket: TLSSocket, policy: ClientAuthType): bo
 
 /** Successful verifications kept, at most: a scraper or two, a few users. */
 const VERIFIED_MAX = 64;
+/**
+ * bcrypt comparisons running at once, at most. A stranger's every guess costs a full comparison,
+ * so a flood of them would take the exporter's CPU; past this bound a guess is refused without
+ * one (a known scraper's credentials are remembered and never need one).
+ */
+export const VERIFYING_MAX = 4;
 
 /**
  * HTTP basic auth against bcrypt hashes. bcrypt is slow by design (cost 10: ~50–100 ms in JS), so
@@ -244,6 +250,7 @@ const VERIFIED_MAX = 64;
  */
 export class BasicAuth {
   private readonly verified = new Map<string, true>();
+  private verifying = 0;
   private readonly secret = randomBytes(32);
   /** A hash to compare unknown users against, so their answer takes as long as a known user's. */
   private readonly decoy: string;
@@ -266,7 +273,11 @@ export class BasicAuth {
       this.verified.set(key, true);
       return true;
     }
-    const ok = await compare(password, hash ?? this.decoy).catch(() => false);
+    if (this.verifying >= VERIFYING_MAX) return false;
+    this.verifying++;
+    const ok = await compare(password, hash ?? this.decoy)
+      .catch(() => false)
+      .finally(() => this.verifying--);
     if (!ok || hash === undefined) return false;
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(key, true);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hashSync } from 'bcryptjs';
-import { BasicAuth, parseBasicAuth, parseWebConfig } from '../../../src/cluster/exporter/web-config.js';
+import {
+  BasicAuth,
+  parseBasicAuth,
+  parseWebConfig,
+  VERIFYING_MAX,
+} from '../../../src/cluster/exporter/web-config.js';
 
 const HASH = hashSync('secret', 4);
 const basic = (user: string, password: string) =>
@@ -136,6 +141,21 @@ describe('basic auth', () => {
     assert.equal(await auth.allows({ authorization: 'Basic %%%' }), false);
     assert.equal(await auth.allows({}), false);
     assert.equal(auth.remembered, 1);
+  });
+
+  it('runs at most VERIFYING_MAX bcrypt comparisons at once: a flood of guesses is refused, not queued', async () => {
+    const auth = new BasicAuth(new Map([['alice', HASH]]));
+    const guesses = Array.from({ length: 3 * VERIFYING_MAX }, (_, i) =>
+      auth.allows({ authorization: basic('alice', `guess${i}`) }),
+    );
+    // The right password while the comparisons are busy: refused too (the scraper retries).
+    const during = auth.allows({ authorization: basic('alice', 'secret') });
+    assert.deepEqual(
+      await Promise.all(guesses),
+      guesses.map(() => false),
+    );
+    assert.equal(await during, false);
+    assert.equal(await auth.allows({ authorization: basic('alice', 'secret') }), true, 'once they are done');
   });
 
   it('bounds what it remembers', async () => {
