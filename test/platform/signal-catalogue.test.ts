@@ -31,6 +31,7 @@ import { FIXTURES } from '../helpers/tmp.js';
 const METRIC_UNIT_WORD: Partial<Record<SignalKind, string>> = {
   energy: '_joules_total',
   power: '_watts',
+  power_limit: '_watts',
   util: '_ratio',
   frequency: '_hertz',
   temperature: '_celsius',
@@ -65,6 +66,7 @@ describe('signal catalogue rows', () => {
       power: Units.Watts,
       frequency: Units.Hertz,
       temperature: Units.Celsius,
+      power_limit: Units.Watts,
     });
   });
 
