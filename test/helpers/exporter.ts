@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { CLI } from './cli.js';
+import { CLI, run } from './cli.js';
 import { tempDir } from './tmp.js';
 
 /** A running `joulegate exporter` child process. */
@@ -113,19 +113,7 @@ export async function curl(
     ...(options.args ?? []),
     url,
   ];
-  const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const r = await run('curl', args);
   const cut = r.stdout.lastIndexOf('\n');
   let headers = '';
   try {
