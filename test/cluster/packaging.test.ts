@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { EXPORTER_DEFAULTS } from '../../src/cluster/exporter/settings.js';
 import { exportedEntries } from '../../src/platform/signal-catalogue.js';
 import { run } from '../helpers/cli.js';
+import { until } from '../helpers/poll.js';
 import { SCONTROL_WITHOUT_SLURM, standIn } from '../helpers/stand-ins.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -106,19 +107,67 @@ test('the Grafana dashboard: every query parses and names only metrics the expor
   assert.equal(r.code, 0, r.stdout + r.stderr);
 });
 
-test('the Slurm epilog is valid sh and never fails the node', async () => {
+test('the Slurm epilog is valid sh, exits 0 at once whatever fails, and logs one line per problem', async () => {
   const script = join(PACKAGING, 'slurm-epilog-job-energy.sh');
   assert.equal((await run('sh', ['-n', script])).code, 0);
-  // No Slurm record of the job (scontrol fails, as on a node without Slurm): it logs and exits 0.
+  const dir = tempDir();
+  const log = join(dir, 'epilog.log');
+  const base = {
+    JOULEGATE_JOB_ENERGY_CONFIG: join(dir, 'absent.conf'),
+    JOULEGATE_JOB_ENERGY_LOG: log,
+    JOULEGATE_SCRAPE_WAIT: '0',
+    SLURM_JOB_NODELIST: undefined,
+    PATH: `${standIn('scontrol', SCONTROL_WITHOUT_SLURM)}:/usr/bin:/bin`,
+  };
+  const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+  const cases: { env: Record<string, string | undefined>; line: RegExp }[] = [
+    // Not run by Slurm.
+    {
+      env: { SLURM_JOB_ID: undefined, JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9' },
+      line: /job \?: SLURM_JOB_ID is not set/,
+    },
+    // Unconfigured.
+    { env: { SLURM_JOB_ID: '1' }, line: /job 1: JOULEGATE_PROMETHEUS is not set in .*absent\.conf/ },
+    // No Slurm record of the job (scontrol fails, as on a node without Slurm): the writer says so.
+    {
+      env: { SLURM_JOB_ID: '2', JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9' },
+      line: /job 2: scontrol show job failed: .*configuration source/,
+    },
+  ];
+  for (const c of cases) {
+    const before = lines().length;
+    const r = await run('sh', [script], { env: { ...base, ...c.env } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    await until('the log line', () => lines().length > before);
+    assert.equal(lines().length, before + 1, lines().join('\n'));
+    assert.match(lines().at(-1)!, c.line);
+  }
+  // An unwritable report directory: the report is made, the file cannot be, one line says so.
+  const scontrol = standIn(
+    'scontrol',
+    `echo "JobId=3 UserId=root(0) StartTime=2026-01-01T00:00:00 EndTime=2026-01-01T00:00:05 NodeList=n1 WorkDir=${dir}"`,
+  );
+  const joulegate = standIn('joulegate', 'echo "Job 3 energy: a report"');
   const r = await run('sh', [script], {
     env: {
-      SLURM_JOB_ID: '1',
+      ...base,
+      SLURM_JOB_ID: '3',
       JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9',
-      PATH: `${standIn('scontrol', SCONTROL_WITHOUT_SLURM)}:/usr/bin:/bin`,
-      SLURM_JOB_NODELIST: '',
+      JOULEGATE_JOB_REPORT_DIR: join(dir, 'no/such/dir'),
+      PATH: `${scontrol}:${joulegate}:/usr/bin:/bin`,
     },
   });
   assert.equal(r.code, 0, r.stderr);
+  await until('the log line', () => lines().some((l) => l.includes('job 3:')));
+  assert.match(lines().at(-1)!, /job 3: cannot write .*no\/such\/dir\/slurm-3\.energy\.txt/);
+  // Its header names the file the script writes.
+  const header = readFileSync(script, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('#'))
+    .join('\n');
+  assert.match(header, /slurm-<jobid>\.energy\.txt/);
+  assert.doesNotMatch(header, /[^-]<jobid>\.energy\.txt/);
 });
 
 test("docs/exporter.md's synopsis shows the command's defaults", () => {

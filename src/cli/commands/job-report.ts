@@ -75,7 +75,7 @@ function monitorReports(paths: readonly string[]): string[] {
 async function jobWindow(
   opts: JobReportOptions,
   env: NodeJS.ProcessEnv,
-): Promise<{ nodeList: string; start: number; end: number }> {
+): Promise<{ nodeList: string; start: number; end: number; notes: string[] }> {
   const job = opts.slurmJob;
   const sameJob = job !== undefined && env.SLURM_JOB_ID === job;
   let nodeList = opts.nodes ?? (job !== undefined ? env.SLURM_JOB_NODELIST : undefined);
@@ -94,12 +94,21 @@ async function jobWindow(
   if (nodeList === undefined) throw new InvalidArgumentError('give --nodes a,b,c or --slurm-job N');
   if (start === undefined) throw new InvalidArgumentError("give --start (the job's start time)");
   end ??= Date.now() / 1000;
+  const notes: string[] = [];
+  if (end === start && opts.start === undefined && opts.end === undefined) {
+    // Slurm's times are whole seconds: a job shorter than a second starts and ends "at once".
+    // It ran within the second that follows its start, which becomes the window.
+    end = start + 1;
+    notes.push(
+      "Slurm's start and end times are the same second (1 s resolution): the window is that whole second",
+    );
+  }
   if (!(end > start)) {
     throw new InvalidArgumentError(
       `the window ends (${new Date(end * 1000).toISOString()}) before it starts (${new Date(start * 1000).toISOString()})`,
     );
   }
-  return { nodeList, start, end };
+  return { nodeList, start, end, notes };
 }
 
 /** `joulegate job-report`: a (Slurm) job's energy on every node, from Prometheus (docs/exporter.md). */
@@ -192,7 +201,7 @@ export function register(program: Command): void {
       );
       return;
     }
-    const { nodeList, start, end } = await jobWindow(opts, env);
+    const { nodeList, start, end, notes } = await jobWindow(opts, env);
     let intervalS: number | undefined;
     if (opts.scrapeInterval !== undefined) {
       intervalS = Number(opts.scrapeInterval);
@@ -204,7 +213,7 @@ export function register(program: Command): void {
       await jobEnergy(
         new PrometheusClient(base),
         base.href,
-        { job: opts.slurmJob, nodes: expandHostlist(nodeList), start, end, intervalS },
+        { job: opts.slurmJob, nodes: expandHostlist(nodeList), start, end, intervalS, notes },
         factors,
       ),
     );

@@ -6,7 +6,13 @@ import {
   type EnergyDevice,
   exportedEntries,
 } from '../../platform/signal-catalogue.js';
-import { counterWindowEnergy, type Gap, type WindowEnergy } from './counter-window.js';
+import {
+  type CounterSample,
+  counterWindowEnergy,
+  type Gap,
+  medianSpacing,
+  type WindowEnergy,
+} from './counter-window.js';
 import { type PrometheusClient, promqlRegexLiteral, type RangeSeries } from './prometheus.js';
 
 /**
@@ -54,6 +60,8 @@ export interface JobWindow {
   end: number;
   /** Scrape interval; default: each series' median sample spacing. */
   intervalS?: number;
+  /** What the report must say about how the window was formed. */
+  notes?: string[];
 }
 
 export interface PostFactors {
@@ -71,6 +79,18 @@ export interface DeviceWindowEnergy extends WindowEnergy {
   index: string;
 }
 
+/**
+ * The job's own share of a node's energy, from the exporter's per-consumer counters
+ * (`joulegate_consumer_energy_joules_total{consumer="slurm:<id>"}`).
+ */
+export interface JobShareEnergy {
+  /** Joules attributed to the job on the node; NaN when the node has no counters for it. */
+  joules: number;
+  /** Percent of the window the share covers (the least covered device counts). */
+  coverage: number;
+  devices: DeviceWindowEnergy[];
+}
+
 export interface NodeWindowEnergy {
   node: string;
   /** Joules of the node by the host total rule; NaN when nothing was scraped from it. */
@@ -80,6 +100,20 @@ export interface NodeWindowEnergy {
   /** Percent of the window the node's energy covers (the least covered device counts). */
   coverage: number;
   devices: DeviceWindowEnergy[];
+  /** The job's attributed share (a Slurm job with per-consumer counters only). */
+  job?: JobShareEnergy;
+}
+
+/** The job's share in total, and how it is formed. */
+export interface JobShareTotal {
+  /** The consumer whose counters were read ("slurm:42"). */
+  consumer: string;
+  /** Σ of the nodes' shares that have data, J. */
+  energy: number;
+  /** False when a node has no share or a share does not cover the whole window. */
+  complete: boolean;
+  /** The method and its limits, one sentence. */
+  method: string;
 }
 
 export interface JobEnergyReport {
@@ -96,6 +130,8 @@ export interface JobEnergyReport {
   /** Σ of the nodes that have data, J; `complete` false when a node or part of the window is missing. */
   energy: number;
   complete: boolean;
+  /** The job's own share of the nodes' energy, next to the nodes' energy (Slurm jobs). */
+  jobShare?: JobShareTotal;
   /** energy × PUE. */
   facilityEnergy: number;
   /** grams CO2e. */
@@ -138,12 +174,15 @@ function describeGaps(n: NodeWindowEnergy): string[] {
   });
 }
 
-/** Groups a range query's series by node, then device. */
-function byNode(series: readonly RangeSeries[]): Map<string, RangeSeries[]> {
+/** Groups a range query's series of the metrics `wanted` by node. */
+function byNode(
+  series: readonly RangeSeries[],
+  wanted: (metric: string) => boolean,
+): Map<string, RangeSeries[]> {
   const out = new Map<string, RangeSeries[]>();
   for (const s of series) {
     const node = s.labels.node;
-    if (node === undefined || !COUNTER_OF_METRIC.has(s.labels.__name__ ?? '')) continue;
+    if (node === undefined || !wanted(s.labels.__name__ ?? '')) continue;
     out.set(node, [...(out.get(node) ?? []), s]);
   }
   return out;
@@ -164,6 +203,96 @@ function nodeEnergy(node: string, series: readonly RangeSeries[], window: JobWin
   return { node, ...nodeTotal(devices), coverage, devices };
 }
 
+/** The exporter's per-consumer counter (exposition.ts) and the device kinds it splits. */
+export const CONSUMER_COUNTER = 'joulegate_consumer_energy_joules_total';
+const SPLIT_DEVICES: readonly EnergyDeviceKind[] = ['package', 'dram', 'gpu'];
+
+/** How a job's share is formed and what it leaves out (docs/exporter.md, "A job's own energy"). */
+export const JOB_SHARE_METHOD =
+  "job share = each package's and DRAM's energy split among the node's consumers by CPU time and each GPU's by its processes' use " +
+  "(the exporter's joulegate_consumer_energy_joules_total); board energy, power no process used (idle) and the time before " +
+  "the exporter first saw the job's cgroup are in no job's share";
+
+/** The consumer id the exporter gives a Slurm job; undefined for an id that is not a job number. */
+export function slurmConsumer(job: string | undefined): string | undefined {
+  return job !== undefined && /^\d+$/.test(job) ? `slurm:${job}` : undefined;
+}
+
+/**
+ * Energy of a per-consumer counter in [start, end]. The exporter creates such a series at the
+ * consumer's first share of a device, so the counter was 0 one scrape before its first sample;
+ * that zero is added before the samples are read as any counter's (restarts, gaps, ends).
+ */
+export function consumerWindowEnergy(
+  samples: readonly CounterSample[],
+  start: number,
+  end: number,
+  intervalS: number | undefined,
+): WindowEnergy {
+  const first = samples[0];
+  if (first === undefined || intervalS === undefined)
+    return counterWindowEnergy(samples, start, end, intervalS);
+  return counterWindowEnergy([{ t: first.t - intervalS, v: 0 }, ...samples], start, end, intervalS);
+}
+
+function jobShareOf(series: readonly RangeSeries[], window: JobWindow, intervalS?: number): JobShareEnergy {
+  const windowS = window.end - window.start;
+  const devices: DeviceWindowEnergy[] = series
+    .filter((s) => (SPLIT_DEVICES as readonly string[]).includes(s.labels.device ?? ''))
+    .map((s) => {
+      const samples = [...s.samples].sort((a, b) => a.t - b.t);
+      const energy = consumerWindowEnergy(
+        samples,
+        window.start,
+        window.end,
+        intervalS ?? medianSpacing(samples),
+      );
+      return { kind: s.labels.device as EnergyDeviceKind, index: '', ...energy };
+    })
+    .sort((a, b) => kindOrder(a.kind) - kindOrder(b.kind));
+  if (devices.length === 0) return { joules: Number.NaN, coverage: 0, devices };
+  const known = devices.filter((d) => Number.isFinite(d.joules));
+  const joules = known.length === 0 ? Number.NaN : known.reduce((a, d) => a + d.joules, 0);
+  const coverage = windowS > 0 ? (Math.min(...devices.map((d) => d.coveredS)) / windowS) * 100 : 0;
+  return { joules, coverage, devices };
+}
+
+/** The job's share on each node (set on the nodes) and in total. */
+function addJobShare(
+  perNode: NodeWindowEnergy[],
+  consumer: string,
+  found: Map<string, RangeSeries[]>,
+  window: JobWindow,
+  nodeSeries: Map<string, RangeSeries[]>,
+): JobShareTotal {
+  for (const n of perNode) {
+    // The node's own counters give the scrape interval when a share has too few samples to tell.
+    const spacing = window.intervalS ?? medianSpacing(nodeSeries.get(n.node)?.[0]?.samples ?? []);
+    n.job = jobShareOf(found.get(n.node) ?? [], window, spacing);
+  }
+  const withData = perNode.flatMap((n) => (n.job && Number.isFinite(n.job.joules) ? [n.job.joules] : []));
+  return {
+    consumer,
+    energy: withData.length === 0 ? Number.NaN : withData.reduce((a, b) => a + b, 0),
+    complete: perNode.every(
+      (n) => n.job !== undefined && Number.isFinite(n.job.joules) && n.job.coverage >= 100 - 1e-9,
+    ),
+    method: JOB_SHARE_METHOD,
+  };
+}
+
+/** Raw samples of `selector` on the job's nodes, over the window and its margins, by node. */
+async function rangeByNode(
+  client: PrometheusClient,
+  selector: string,
+  window: JobWindow,
+  nowS: number,
+): Promise<RangeSeries[]> {
+  const queryEnd = Math.min(window.end + EDGE_MARGIN_S, Math.max(nowS, window.end));
+  const rangeS = Math.ceil(queryEnd - (window.start - EDGE_MARGIN_S));
+  return client.rangeVector(`${selector}[${rangeS}s]`, queryEnd);
+}
+
 /** Queries Prometheus and builds the job's report. */
 export async function jobEnergy(
   client: PrometheusClient,
@@ -173,18 +302,39 @@ export async function jobEnergy(
   nowS = Date.now() / 1000,
 ): Promise<JobEnergyReport> {
   const nodes = window.nodes.map(promqlRegexLiteral).join('|');
-  const queryEnd = Math.min(window.end + EDGE_MARGIN_S, Math.max(nowS, window.end));
-  const rangeS = Math.ceil(queryEnd - (window.start - EDGE_MARGIN_S));
   const metrics = ENERGY_COUNTERS.map((c) => promqlRegexLiteral(c.metric)).join('|');
-  const expr = `{__name__=~"${metrics}",node=~"${nodes}"}[${rangeS}s]`;
-  const found = byNode(await client.rangeVector(expr, queryEnd));
+  const found = byNode(
+    await rangeByNode(client, `{__name__=~"${metrics}",node=~"${nodes}"}`, window, nowS),
+    (name) => COUNTER_OF_METRIC.has(name),
+  );
   const perNode = window.nodes.map((n) => nodeEnergy(n, found.get(n) ?? [], window));
-  return assembleJobReport(
+  const consumer = slurmConsumer(window.job);
+  let jobShare: JobShareTotal | undefined;
+  if (consumer !== undefined) {
+    const selector = `${CONSUMER_COUNTER}{consumer="${consumer}",node=~"${nodes}"}`;
+    const shares = byNode(
+      await rangeByNode(client, selector, window, nowS),
+      (name) => name === CONSUMER_COUNTER,
+    );
+    jobShare = addJobShare(perNode, consumer, shares, window, found);
+  }
+  const report = assembleJobReport(
     { job: window.job ?? '', source: `Prometheus ${prometheus}`, start: window.start, end: window.end },
     perNode,
     factors,
     nowS,
   );
+  report.gaps.push(...(window.notes ?? []));
+  if (jobShare !== undefined) {
+    report.jobShare = jobShare;
+    for (const n of perNode) {
+      if (n.job !== undefined && n.job.devices.length === 0 && n.devices.length > 0)
+        report.gaps.push(
+          `${n.node}: no ${CONSUMER_COUNTER}{consumer="${consumer}"} (the exporter runs without --consumers slurm, or saw no cgroup of the job): its share is unknown`,
+        );
+    }
+  }
+  return report;
 }
 
 /** What every job report says around its nodes. */

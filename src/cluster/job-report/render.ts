@@ -16,22 +16,44 @@ const deviceName = (kind: string, index: string) => (index === '' ? kind : `${ki
 
 export function renderJobText(r: JobEnergyReport): string {
   const title = r.job === '' ? 'Job energy' : `Job ${r.job} energy`;
+  const share = r.jobShare;
+  const devices = (list: readonly { kind: string; index: string; joules: number }[]) =>
+    list.map((d) => `${deviceName(d.kind, d.index)} ${withUnit(d.joules, 'J')}`).join(', ') || 'no data';
   const nodeRows = r.nodes.map((n) => [
     n.node,
     withUnit(n.joules, 'J'),
     percent(n.coverage),
     n.rule,
-    n.devices.map((d) => `${deviceName(d.kind, d.index)} ${withUnit(d.joules, 'J')}`).join(', ') || 'no data',
+    devices(n.devices),
+    ...(share === undefined
+      ? []
+      : [
+          withUnit(n.job?.joules ?? Number.NaN, 'J'),
+          percent(n.job?.coverage ?? 0),
+          devices(n.job?.devices ?? []),
+        ]),
   ]);
+  const header = ['Node', 'Energy', 'Coverage', 'Total rule', 'Devices'];
+  if (share !== undefined) header.push('Job share', 'Share coverage', 'Share by device');
   const lines = [
     `${title}: ${r.start} to ${r.end} (${r.windowS.toFixed(1)} s), ${r.nodes.length} node(s), from ${r.source}`,
     '',
-    markdownTable(['Node', 'Energy', 'Coverage', 'Total rule', 'Devices'], nodeRows),
+    markdownTable(header, nodeRows),
     '',
     `Total: ${withUnit(r.energy, 'J')}${r.complete ? '' : ' (incomplete: a lower bound, see the gaps below)'}; ` +
       `${sig(r.facilityEnergy / 3.6e6)} kWh at PUE ${r.factors.pue}, ` +
       `${sig(r.co2)} gCO2e, ${sig(r.money)} ${r.priceUnit}.`,
   ];
+  if (share !== undefined) {
+    const of =
+      Number.isFinite(share.energy) && r.energy > 0
+        ? ` (${percent((share.energy / r.energy) * 100)} of the nodes' energy)`
+        : '';
+    lines.push(
+      `Job share (${share.consumer}): ${withUnit(share.energy, 'J')}${of}${share.complete ? '' : ' (incomplete: a lower bound)'}.`,
+      `Method: ${share.method}.`,
+    );
+  }
   if (r.gaps.length > 0)
     lines.push('', 'Gaps (missing scrapes are not zero energy):', ...r.gaps.map((g) => `- ${g}`));
   return `${lines.join('\n')}\n`;
@@ -68,10 +90,37 @@ export function renderJobCsv(r: JobEnergyReport): string {
     rows.push(
       [r.job, n.node, 'node', '', num(n.joules), num(coveredS), num(r.windowS), ''].map(quote).join(','),
     );
+    // The job's share: one row per device kind and one for the node, named job-<kind> / job.
+    for (const d of n.job?.devices ?? []) {
+      rows.push(
+        [
+          r.job,
+          n.node,
+          `job-${d.kind}`,
+          '',
+          num(d.joules),
+          num(d.coveredS),
+          num(r.windowS),
+          String(d.gaps.length),
+        ]
+          .map(quote)
+          .join(','),
+      );
+    }
+    if (n.job !== undefined) {
+      const shareS = (n.job.coverage / 100) * r.windowS;
+      rows.push(
+        [r.job, n.node, 'job', '', num(n.job.joules), num(shareS), num(r.windowS), ''].map(quote).join(','),
+      );
+    }
   }
   rows.push(
     [r.job, '', 'total', '', num(r.energy), '', num(r.windowS), String(r.gaps.length)].map(quote).join(','),
   );
+  if (r.jobShare !== undefined)
+    rows.push(
+      [r.job, '', 'job-total', '', num(r.jobShare.energy), '', num(r.windowS), ''].map(quote).join(','),
+    );
   return `${rows.join('\n')}\n`;
 }
 

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { hashSync } from 'bcryptjs';
 import { runCli } from '../../helpers/cli.js';
 import { curl, freePort, type RunningExporter, startExporter } from '../../helpers/exporter.js';
+import { until } from '../../helpers/poll.js';
 import { needsTool, requirements } from '../../helpers/requirements.js';
 import { copyFixture, tempDir } from '../../helpers/tmp.js';
 
@@ -44,17 +45,6 @@ function selfSigned(dir: string, name: string): { cert: string; key: string } {
   );
   assert.equal(r.status, 0, r.stderr);
   return { cert, key };
-}
-
-/** Polls `check` until it returns a value, or fails after `ms` with the last state. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100).unref()); // a poll interval, not a wait for a result
-  }
 }
 
 describe('joulegate exporter --web.config.file', { skip }, () => {

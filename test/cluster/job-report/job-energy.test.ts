@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { JobEnergyReport } from '../../../src/cluster/job-report/job-energy.js';
 import { run, runCli } from '../../helpers/cli.js';
-import { freePort, RaplCounterFile, type RunningExporter, startExporter } from '../../helpers/exporter.js';
+import { freePort, type RunningExporter, startExporter } from '../../helpers/exporter.js';
+import { until } from '../../helpers/poll.js';
+import {
+  type RunningPrometheus,
+  ScriptedNode,
+  scrapesOf,
+  startPrometheus as startPrometheusOn,
+} from '../../helpers/prometheus.js';
 import { needsRoot, needsTool } from '../../helpers/requirements.js';
 import { pathWith, SCONTROL_WITHOUT_SLURM, standIn } from '../../helpers/stand-ins.js';
 import { copyFixture, tempDir } from '../../helpers/tmp.js';
@@ -41,94 +47,19 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-/** A node's counters, advanced from a timer at the scripted power (energy at time t is exact). */
-class ScriptedNode {
-  readonly root = copyFixture('attribution/node');
-  private readonly zones: { file: RaplCounterFile; watts: number; startUj: bigint }[];
-  private readonly t0 = Date.now() / 1000;
-  private timer?: NodeJS.Timeout;
-
-  constructor(watts: readonly number[], startUj: readonly bigint[]) {
-    this.zones = ZONES.map((zone, i) => ({
-      file: new RaplCounterFile(this.root, zone),
-      watts: watts[i]!,
-      startUj: startUj[i]!,
-    }));
-    this.write();
-  }
-
-  private write(): void {
-    const dt = Date.now() / 1000 - this.t0;
-    for (const z of this.zones) z.file.set(z.startUj + BigInt(Math.round(z.watts * dt * 1e6)));
-  }
-
-  run(): void {
-    this.timer = setInterval(() => this.write(), 20);
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-    for (const z of this.zones) z.file.close();
-  }
+/** A node of the attribution/node fixture at `watts` (package 0, package 1, dram). */
+function scriptedNode(watts: readonly number[], startUj: readonly bigint[]): ScriptedNode {
+  const root = copyFixture('attribution/node');
+  return new ScriptedNode(
+    root,
+    ZONES.map((zone, i) => ({ zone, watts: watts[i]!, startUj: startUj[i]! })),
+  );
 }
 
-async function startPrometheus(
-  targets: Record<string, number>,
-): Promise<{ url: string; child: ChildProcess }> {
-  const dir = tempDir('joulegate-prometheus-');
-  const port = await freePort();
-  const config = [
-    'global:',
-    `  scrape_interval: ${SCRAPE_S}s`,
-    `  scrape_timeout: ${SCRAPE_S * 800}ms`,
-    'scrape_configs:',
-    '  - job_name: joulegate',
-    '    static_configs:',
-    ...Object.values(targets).map((p) => `      - targets: ['127.0.0.1:${p}']`),
-    '',
-  ].join('\n');
-  writeFileSync(join(dir, 'prometheus.yml'), config);
-  const child = spawn(
-    'prometheus',
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let log = '';
-  child.stderr!.on('data', (d) => {
-    log += d;
-  });
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${url}/-/ready`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    if (child.exitCode !== null) break;
-    await sleep(100);
-  }
-  throw new Error(`prometheus did not become ready:\n${log}`);
-}
-
-/** Samples Prometheus holds of `up` for a target, by querying its raw samples. */
-async function scrapesOf(prometheus: string, port: number, seconds: number): Promise<number[]> {
-  const q = encodeURIComponent(`up{instance="127.0.0.1:${port}"}[${seconds}s]`);
-  const body = (await (await fetch(`${prometheus}/api/v1/query?query=${q}`)).json()) as {
-    data: { result: { values: [number, string][] }[] };
-  };
-  return (body.data.result[0]?.values ?? []).map(([, v]) => Number(v));
+async function startPrometheus(targets: Record<string, number>): Promise<RunningPrometheus> {
+  const p = await startPrometheusOn(Object.values(targets), SCRAPE_S);
+  cleanups.push(() => p.stop());
+  return p;
 }
 
 describe('Prometheus scraping three exporters, and the job report', { skip }, () => {
@@ -138,9 +69,9 @@ describe('Prometheus scraping three exporters, and the job report', { skip }, ()
     // Node 2's package 0 starts 100 J below its wrap: at 60 W it wraps about 1.7 s in.
     const range = 262_143_328_850n;
     const nodes = {
-      node1: new ScriptedNode(WATTS.node1, [5_000_000n, 7_000_000n, 1_000_000n]),
-      node2: new ScriptedNode(WATTS.node2, [range - 100_000_000n, 2_000_000n, 3_000_000n]),
-      node3: new ScriptedNode(WATTS.node3, [9_000_000n, 9_000_000n, 9_000_000n]),
+      node1: scriptedNode(WATTS.node1, [5_000_000n, 7_000_000n, 1_000_000n]),
+      node2: scriptedNode(WATTS.node2, [range - 100_000_000n, 2_000_000n, 3_000_000n]),
+      node3: scriptedNode(WATTS.node3, [9_000_000n, 9_000_000n, 9_000_000n]),
     };
     for (const n of Object.values(nodes)) {
       n.run();
@@ -292,17 +223,26 @@ describe('Prometheus scraping three exporters, and the job report', { skip }, ()
       `#!/bin/sh\necho "JobId=4242 JobName=app\n   UserId=root(0) GroupId=root(0)\n   StartTime=${local(start)} EndTime=${local(end)} Deadline=N/A\n   NodeList=node[1-3]\n   WorkDir=${workDir}"\n`,
       { mode: 0o755 },
     );
+    const epilogLog = join(tempDir('joulegate-epilog-log-'), 'epilog.log');
     const epilog = await run('sh', [join(PACKAGING, 'slurm-epilog-job-energy.sh')], {
       env: {
         SLURM_JOB_ID: '4242',
         SLURM_JOB_NODELIST: undefined,
+        JOULEGATE_JOB_ENERGY_CONFIG: '/nonexistent',
+        JOULEGATE_JOB_ENERGY_LOG: epilogLog,
         JOULEGATE_PROMETHEUS: prometheus.url,
         JOULEGATE_SCRAPE_WAIT: '0',
         PATH: `${bin}:${BIN}:${process.env.PATH}`,
       },
     });
     assert.equal(epilog.code, 0, epilog.stderr);
-    const written = readFileSync(join(workDir, 'slurm-4242.energy.txt'), 'utf8');
+    // The epilog returns at once; its detached writer logs when the file is in place.
+    const target = join(workDir, 'slurm-4242.energy.txt');
+    await until(
+      'the epilog writer',
+      () => existsSync(epilogLog) && readFileSync(epilogLog, 'utf8').includes(`wrote ${target}`),
+    );
+    const written = readFileSync(target, 'utf8');
     assert.match(written, /^Job 4242 energy: /);
     for (const n of ['node1', 'node2', 'node3'])
       assert.match(written, new RegExp(`\\| +${n} \\| +[\\d.]+ k?J \\|`));
@@ -325,7 +265,7 @@ describe('Prometheus scraping three exporters, and the job report', { skip }, ()
   });
 
   it('an exporter down for over 10 s and restarted on its state directory loses no energy', async () => {
-    const node = new ScriptedNode(WATTS.node1, [5_000_000n, 7_000_000n, 1_000_000n]);
+    const node = scriptedNode(WATTS.node1, [5_000_000n, 7_000_000n, 1_000_000n]);
     node.run();
     cleanups.push(() => node.stop());
     const bootId = join(node.root, 'proc/sys/kernel/random/boot_id');
