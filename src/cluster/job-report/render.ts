@@ -69,50 +69,17 @@ const num = (v: number) => (Number.isFinite(v) ? String(v) : '');
 
 export function renderJobCsv(r: JobEnergyReport): string {
   const rows = ['job,node,device,index,energy_j,covered_s,window_s,gaps'];
-  for (const n of r.nodes) {
-    for (const d of n.devices) {
-      rows.push(
-        [
-          r.job,
-          n.node,
-          d.kind,
-          d.index,
-          num(d.joules),
-          num(d.coveredS),
-          num(r.windowS),
-          String(d.gaps.length),
-        ]
-          .map(quote)
-          .join(','),
-      );
-    }
-    const coveredS = (n.coverage / 100) * r.windowS;
+  const row = (node: string, device: string, index: string, joules: number, coveredS: number, gaps: string) =>
     rows.push(
-      [r.job, n.node, 'node', '', num(n.joules), num(coveredS), num(r.windowS), ''].map(quote).join(','),
+      [r.job, node, device, index, num(joules), num(coveredS), num(r.windowS), gaps].map(quote).join(','),
     );
+  for (const n of r.nodes) {
+    for (const d of n.devices) row(n.node, d.kind, d.index, d.joules, d.coveredS, String(d.gaps.length));
+    row(n.node, 'node', '', n.joules, (n.coverage / 100) * r.windowS, '');
     // The job's share: one row per device kind and one for the node, named job-<kind> / job.
-    for (const d of n.job?.devices ?? []) {
-      rows.push(
-        [
-          r.job,
-          n.node,
-          `job-${d.kind}`,
-          '',
-          num(d.joules),
-          num(d.coveredS),
-          num(r.windowS),
-          String(d.gaps.length),
-        ]
-          .map(quote)
-          .join(','),
-      );
-    }
-    if (n.job !== undefined) {
-      const shareS = (n.job.coverage / 100) * r.windowS;
-      rows.push(
-        [r.job, n.node, 'job', '', num(n.job.joules), num(shareS), num(r.windowS), ''].map(quote).join(','),
-      );
-    }
+    for (const d of n.job?.devices ?? [])
+      row(n.node, `job-${d.kind}`, '', d.joules, d.coveredS, String(d.gaps.length));
+    if (n.job !== undefined) row(n.node, 'job', '', n.job.joules, (n.job.coverage / 100) * r.windowS, '');
   }
   rows.push(
     [r.job, '', 'total', '', num(r.energy), '', num(r.windowS), String(r.gaps.length)].map(quote).join(','),
