@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 const common = { platform: 'node', target: 'node20', logLevel: 'warning' };
@@ -61,16 +61,25 @@ await build({
 });
 rmSync('dist/app/joulegate-loader.js.map', { force: true }); // tsc's map of the loader, which the bundle replaced
 
-// One `monitor` run compiles what every run needs; the loader saves that code at exit.
+// One `monitor` run compiles what every run needs; the loader saves that code at exit. It runs
+// through bin/joulegate, whose V8 flags are part of what V8 checks before taking the cache.
 const scratch = mkdtempSync(join(tmpdir(), 'joulegate-build-'));
-const run = spawnSync(
-  process.execPath,
-  ['dist/app/joulegate-loader.js', 'monitor', '--format', 'text', '--data-out', scratch, '--', 'true'],
-  { env: { ...process.env, JOULEGATE_WRITE_CODE_CACHE: '1' }, encoding: 'utf8' },
-);
+const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+const run = spawnSync('bin/joulegate', ['monitor', '--format', 'text', '--data-out', scratch, '--', 'true'], {
+  env: { ...env, JOULEGATE_WRITE_CODE_CACHE: '1' },
+  encoding: 'utf8',
+});
 rmSync(scratch, { recursive: true, force: true });
-if (run.status !== 0) {
+const check = spawnSync('bin/joulegate', [], {
+  env: { ...env, JOULEGATE_CODE_CACHE_CHECK: '1' },
+  encoding: 'utf8',
+});
+if (run.status !== 0 || check.stdout.trim() !== 'accepted') {
   // The CLI works without the cache, only starts slower: say so, do not fail the build.
   rmSync('dist/app/joulegate.cjs.cache', { force: true });
-  console.warn(`bundle-cli: no code cache (the sample run failed): ${run.stderr.trim().split('\n').pop()}`);
+  const why =
+    run.status !== 0
+      ? `the sample run failed: ${run.stderr.trim().split('\n').pop()}`
+      : `V8 ${check.stdout.trim() || check.stderr.trim()} it`;
+  console.warn(`bundle-cli: no code cache (${why})`);
 }

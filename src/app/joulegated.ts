@@ -7,6 +7,7 @@ import { DBusConnection, DBusRemoteError, systemBusAddress } from '../ipc/dbus/c
 import { busName, OBJECT_PATH } from '../ipc/dbus/interface.js';
 import { errorMessage } from '../platform/errors.js';
 import { collectWhenGrown } from '../platform/heap.js';
+import { VERSION } from '../platform/version.js';
 import { AccessLists } from '../service/access/index.js';
 import { BatchServerLauncher } from '../service/batch-launcher.js';
 import { batchSettingsFromEnv } from '../service/batch-settings.js';
@@ -23,7 +24,53 @@ const GARBAGE_COLLECTED_ABOVE = 4 * 1024 * 1024;
 
 const log: Log = (line) => process.stderr.write(`${line}\n`);
 
+/**
+ * The daemon takes no flags: every setting is an environment variable (the unit reads them from
+ * /etc/default/joulegated, which lists each one; test/packaging/ checks that it does).
+ */
+const DAEMON_VARIABLES: readonly (readonly [string, string])[] = [
+  ['JOULEGATE_BUS_NAME', 'bus name to own (default io.github.geopm)'],
+  ['JOULEGATE_RUN_PATH', 'sessions, write lock, saved controls, batch files (default /run/geopm)'],
+  ['JOULEGATE_CONFIG_PATH', 'access lists and admin MSR tables (default /etc/geopm)'],
+  ['JOULEGATE_PLUGIN_PATH', 'directories of backend plugins, colon-separated (default none)'],
+  ['JOULEGATE_NVML_LIB', 'path of the NVML library (default libnvidia-ml.so.1)'],
+  ['JOULEGATE_AMDSMI_LIB', 'path of the AMD SMI library (default libamd_smi.so)'],
+  ['JOULEGATE_BATCH_MAX_PER_USER', 'batch servers one user may have (default 16)'],
+  ['JOULEGATE_BATCH_MAX_SERVERS', 'batch servers on the node (default 64)'],
+  ['JOULEGATE_BATCH_STARTS_AT_ONCE', 'batch server starts in progress at once (default 0: one per CPU)'],
+  ['JOULEGATE_BATCH_START_TIMEOUT', 'seconds a batch server start may take (default 20)'],
+  ['JOULEGATE_BATCH_IDLE_TIMEOUT', 'seconds a batch server waits for its client (default 10)'],
+  ['JOULEGATE_BATCH_SPARES', 'batch servers kept loaded ahead of requests (default 1)'],
+  ['JOULEGATE_DBUS_TIMEOUT_MS', 'milliseconds a D-Bus call waits for its reply (default 25000)'],
+  ['DBUS_SYSTEM_BUS_ADDRESS', 'the system bus (default unix:path=/run/dbus/system_bus_socket)'],
+  ['JOULEGATE_SYSROOT', 'prefix of hardware paths, for tests only (default none)'],
+];
+
+/** --help, --version or a flag the daemon does not take: answered here, before anything starts. */
+function answerFlags(args: readonly string[]): void {
+  const [first] = args;
+  if (first === undefined) return;
+  if (first === '--help' || first === '-h') {
+    const width = Math.max(...DAEMON_VARIABLES.map(([name]) => name.length));
+    process.stdout.write(
+      'Usage: joulegated [--help | --version]\n\n' +
+        'The joulegate node daemon (GEOPM-compatible, io.github.geopm on the system bus), started\n' +
+        'by systemd (joulegated.service). It takes no flags; it reads these environment variables,\n' +
+        'which the unit takes from /etc/default/joulegated:\n\n' +
+        DAEMON_VARIABLES.map(([name, what]) => `  ${name.padEnd(width)}  ${what}\n`).join(''),
+    );
+    process.exit(0);
+  }
+  if (first === '--version' || first === '-V') {
+    process.stdout.write(`joulegated ${VERSION}\n`);
+    process.exit(0);
+  }
+  process.stderr.write(`joulegated: unknown argument "${first}" (see joulegated --help)\n`);
+  process.exit(2);
+}
+
 async function main(): Promise<void> {
+  answerFlags(process.argv.slice(2));
   const started = performance.now();
   const runDir = process.env.JOULEGATE_RUN_PATH || '/run/geopm';
   const batch = batchSettingsFromEnv();

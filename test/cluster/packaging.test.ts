@@ -13,13 +13,19 @@ const PACKAGING = new URL('../../packaging/', import.meta.url).pathname;
 
 test('the exporter unit passes systemd-analyze verify and runs joulegate exporter unprivileged', async () => {
   const text = readFileSync(join(PACKAGING, 'joulegate-exporter.service'), 'utf8');
-  // The listen address comes from /etc/default through the command's own variable, not the unit.
-  assert.match(text, /^ExecStart=\/usr\/bin\/joulegate exporter$/m);
+  // The listen address comes from /etc/default through the command's own variable, not the unit;
+  // systemd finds the command in /usr/local/bin or /usr/bin (test/app/deb-package.test.ts).
+  assert.match(text, /^ExecStart=joulegate exporter$/m);
   assert.match(text, /^EnvironmentFile=-\/etc\/default\/joulegate-exporter$/m);
   assert.match(text, new RegExp(`^# .*\\b${EXPORTER_DEFAULTS.listenEnv}=HOST:PORT`, 'm'));
   assert.doesNotMatch(text, new RegExp(String(EXPORTER_DEFAULTS.port)), 'the unit repeats the default port');
   assert.match(text, /^User=joulegate-exporter$/m);
   assert.match(text, /^CapabilityBoundingSet=$/m);
+  assert.match(text, /^SystemCallFilter=@system-service$/m);
+  assert.match(text, /^UMask=0077$/m);
+  assert.match(text, /^MemoryMax=\d+M$/m);
+  // Ordering after network-online.target only means something when the unit also wants it.
+  assert.match(text, /^Wants=network-online\.target$/m);
   // systemd makes /var/lib/<StateDirectory>: the command's default state directory, its own.
   const stateDir = /^StateDirectory=(\S+)$/m.exec(text)?.[1];
   assert.equal(`/var/lib/${stateDir}`, EXPORTER_DEFAULTS.stateDir);

@@ -73,23 +73,37 @@ export function register(program: Command, runExporter: RunExporter): void {
         .env(defaults.listenEnv)
         .default(defaults.listen),
     )
-    .option('--node <name>', 'value of the node label on every series (default: the host name)', hostname())
+    .addOption(
+      new Option('--node <name>', 'value of the node label on every series (default: the host name)')
+        .env(defaults.nodeEnv)
+        .default(hostname()),
+    )
     .addOption(
       new Option(
         '--consumers <list>',
         'consumers to attribute energy to: slurm, users, system (services and scopes), none',
-      ).default(defaults.consumers.join(',')),
+      )
+        .env(defaults.consumersEnv)
+        .default(defaults.consumers.join(',')),
     )
-    .option('--cgroup <path...>', 'also attribute energy to these cgroups', [])
-    .option(
-      '--consumer-expiry <s>',
-      'drop a consumer that got no energy for this long',
-      String(defaults.consumerExpiryS),
+    .addOption(
+      new Option('--cgroup <path...>', 'also attribute energy to these cgroups')
+        .env(defaults.cgroupsEnv)
+        .argParser((value: string, previous: string[]) => [
+          ...previous,
+          ...value.split(/\s+/).filter((p) => p !== ''),
+        ])
+        .default([]),
     )
-    .option(
-      '--max-consumers <n>',
-      'track at most this many consumers (others count as unattributed)',
-      String(defaults.maxConsumers),
+    .addOption(
+      new Option('--consumer-expiry <s>', 'drop a consumer that got no energy for this long')
+        .env(defaults.consumerExpiryEnv)
+        .default(String(defaults.consumerExpiryS)),
+    )
+    .addOption(
+      new Option('--max-consumers <n>', 'track at most this many consumers (others count as unattributed)')
+        .env(defaults.maxConsumersEnv)
+        .default(String(defaults.maxConsumers)),
     )
     .addOption(
       new Option(
@@ -99,9 +113,11 @@ export function register(program: Command, runExporter: RunExporter): void {
         .env(defaults.stateDirEnv)
         .default(defaults.stateDir),
     )
-    .option(
-      '--web.config.file <path>',
-      "TLS and basic auth, in exporter-toolkit's YAML format (as node_exporter's; docs/exporter.md)",
+    .addOption(
+      new Option(
+        '--web.config.file <path>',
+        "TLS and basic auth, in exporter-toolkit's YAML format (as node_exporter's; docs/exporter.md)",
+      ).env(defaults.webConfigFileEnv),
     )
     .action((opts: ExporterOptions) => runExporter(settingsOf(opts)));
 }

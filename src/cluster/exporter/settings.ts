@@ -24,6 +24,14 @@ export const EXPORTER_DEFAULTS = {
   stateDir: '/var/lib/joulegate/exporter',
   /** The variable that sets the state directory when --state-dir is not given. */
   stateDirEnv: 'JOULEGATE_EXPORTER_STATE_DIR',
+  /** The other flags' variables (a flag wins over its variable): /etc/default/joulegate-exporter sets them. */
+  nodeEnv: 'JOULEGATE_EXPORTER_NODE',
+  consumersEnv: 'JOULEGATE_EXPORTER_CONSUMERS',
+  /** cgroups separated by white space. */
+  cgroupsEnv: 'JOULEGATE_EXPORTER_CGROUPS',
+  consumerExpiryEnv: 'JOULEGATE_EXPORTER_CONSUMER_EXPIRY',
+  maxConsumersEnv: 'JOULEGATE_EXPORTER_MAX_CONSUMERS',
+  webConfigFileEnv: 'JOULEGATE_EXPORTER_WEB_CONFIG_FILE',
 } as const;
 
 /** What one exporter process serves, checked: the command's flags, parsed. */
