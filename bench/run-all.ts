@@ -1,5 +1,7 @@
 // Runs every benchmark that needs no accelerator, one after another, each printing its JSON.
-// (bench/gpu-check.ts needs an NVIDIA GPU and is run by hand.)
+// (bench/gpu-check.ts needs an NVIDIA GPU and is run by hand; bench/geopm-side-by-side.ts
+// compares with GEOPM when GEOPM_REF names a reference build, and runs joulegate's side only
+// without it: docs/geopm-side-by-side.md.)
 import { spawnSync } from 'node:child_process';
 
 const BENCHES = [
@@ -14,6 +16,7 @@ const BENCHES = [
   'monitor-formats',
   'exporter',
   'export-fuzz',
+  'geopm-side-by-side',
 ];
 let failed = 0;
 for (const name of BENCHES) {

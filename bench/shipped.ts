@@ -109,36 +109,67 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
+/** A running process, stopped with SIGTERM (SIGKILL after 5 s) once the returned promise resolves. */
+async function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((resolve) => p.once('exit', resolve));
+  p.kill('SIGTERM');
+  const killer = setTimeout(() => p.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
+}
+
+export interface PrivateBus {
+  address: string;
+  process: ChildProcess;
+  /** Stops the bus after `first` (e.g. the daemons on it), in reverse order. */
+  stop(...first: ChildProcess[]): Promise<void>;
+}
+
 /**
- * A bus of its own (busConfig; its socket in `work`, which other users must be able to enter
- * for them to connect) and dist/app/joulegated.js on it, with run and config directories under `work` and no
- * plugins. `env` adds to the environment (e.g. JOULEGATE_SYSROOT).
+ * A system-like bus of its own (busConfig; its socket in `work`, which other users must be able
+ * to enter for them to connect): any user may connect and call, only root owns names.
  */
-export async function startDaemon(work: string, env: Record<string, string> = {}): Promise<RunningDaemon> {
+export async function startBus(work: string): Promise<PrivateBus> {
   const config = join(work, 'bus.conf');
-  // Any user may connect and call (a bench runs some clients unprivileged); only root owns names.
   writeFileSync(config, busConfig(`unix:path=${join(work, 'bus')}`));
   const bus = spawn(
     'dbus-daemon',
     ['--config-file', config, '--nofork', '--nopidfile', '--print-address=1'],
     { stdio: ['ignore', 'pipe', 'ignore'], detached: SERVICE_SESSIONS },
   );
-  const procs: ChildProcess[] = [bus];
-  const stop = async () => {
-    for (const p of procs.reverse()) {
-      if (p.exitCode !== null || p.signalCode !== null) continue;
-      const exited = new Promise((resolve) => p.once('exit', resolve));
-      p.kill('SIGTERM');
-      const killer = setTimeout(() => p.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
+  const stop = async (...first: ChildProcess[]) => {
+    for (const p of [...first].reverse()) await stopProcess(p);
+    await stopProcess(bus);
   };
   try {
     const address = (await firstLine(bus, 'stdout', /^unix:/)).trim();
+    return { address, process: bus, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * A bus of its own (startBus) and dist/app/joulegated.js on it, with run and config directories
+ * under `work` and no plugins. `env` adds to the environment (e.g. JOULEGATE_SYSROOT); `prefix`
+ * runs the daemon through a command that execs it (e.g. into a mount namespace of its own).
+ */
+export async function startDaemon(
+  work: string,
+  env: Record<string, string> = {},
+  prefix: string[] = [],
+): Promise<RunningDaemon> {
+  const bus = await startBus(work);
+  const procs: ChildProcess[] = [];
+  const stop = () => bus.stop(...procs);
+  try {
+    const { address } = bus;
     const spawnedAt = performance.now();
     const entry = distPath('app/joulegated.js');
-    const daemon = spawn(process.execPath, [...shebangFlags(entry), entry], {
+    const argv = [...prefix, process.execPath, ...shebangFlags(entry), entry];
+    const daemon = spawn(argv[0]!, argv.slice(1), {
       env: {
         ...process.env,
         DBUS_SYSTEM_BUS_ADDRESS: address,

@@ -9,6 +9,7 @@ import { errorMessage } from '../platform/errors.js';
 import { collectWhenGrown } from '../platform/heap.js';
 import { VERSION } from '../platform/version.js';
 import { AccessLists } from '../service/access/index.js';
+import { answerModeFromEnv } from '../service/answer-mode.js';
 import { BatchServerLauncher } from '../service/batch-launcher.js';
 import { batchSettingsFromEnv } from '../service/batch-settings.js';
 import { Dispatcher } from '../service/dispatcher.js';
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const runDir = process.env.JOULEGATE_RUN_PATH || '/run/geopm';
   const batch = batchSettingsFromEnv();
+  const answers = answerModeFromEnv();
 
   const plugins = await loadPlugins(undefined, log);
   const pio = await loadPlatform({ extra: plugins.backends });
@@ -90,7 +92,7 @@ async function main(): Promise<void> {
       startTimeoutMs: batch.startTimeoutMs,
     },
   });
-  const service = new GeopmService({ runDir, pio, access, log, batch: launcher });
+  const service = new GeopmService({ runDir, pio, access, log, batch: launcher, answers });
 
   // The bus name first: a second daemon (on any run dir) stops here, having touched nothing.
   // Calls that arrive before the run dir is ready wait for it.

@@ -5,15 +5,24 @@ import { platformCatalogueEntries } from '../platform/sensors.js';
 import { entryNamed } from '../platform/signal-catalogue.js';
 import { describe, type SignalInfo } from '../platform/signal-info.js';
 import type { AccessLists } from './access/index.js';
+import type { AnswerMode } from './answer-mode.js';
 import type { BatchRequestEntry } from './batch-port.js';
 import type { Caller, CallerAccess } from './caller-access.js';
 import type { CallContext } from './connection-watch.js';
+import { NoSessionError } from './errors.js';
+import { geopmText } from './geopm-texts.js';
 import { checkAllowed, checkRequest, type UsageLog } from './requests.js';
 import type { AllowedNames, SessionManager } from './session-manager.js';
 import { shown } from './text.js';
 
 /** The admin-only pseudo group that lists the names used since the daemon started. */
 export const LOG_REQUEST_GROUP = '0.LOG_REQUEST';
+/**
+ * The group name GEOPM 3.1's PlatformGetGroupAccess checks CAP_SYS_ADMIN for. It is not the
+ * name its log is kept under (LOG_REQUEST_GROUP), so GEOPM lets any user read the log; only a
+ * request naming this one is refused to a non-admin. Both are mirrored in the `geopm` mode.
+ */
+const GEOPM_GUARDED_GROUP = '0.GEOPM_SERVICE_LOG_REQUEST';
 
 /** Admin writes through the service are stored as given; see PlatformSetGroupAccess. */
 const WRITE_AS_GIVEN = { force: true } as const;
@@ -35,6 +44,8 @@ export interface MethodDeps {
   usage: UsageLog;
   /** TopoGetCache's answer, computed once at start. */
   topoCache: string;
+  /** GEOPM's answers (default) or error replies where GEOPM gives none (answer-mode.ts). */
+  answers?: AnswerMode;
 }
 
 const toEntries = (config: [number, number, string][]): BatchRequestEntry[] =>
@@ -45,17 +56,29 @@ const toEntries = (config: [number, number, string][]): BatchRequestEntry[] =>
  * lists and PlatformIO. State changes happen inside the session manager's lock; reads of
  * signals and metadata do not wait for it.
  */
-export function methodTable({ pio, access, callers, sessions, usage, topoCache }: MethodDeps): MethodTable {
+export function methodTable({
+  pio,
+  access,
+  callers,
+  sessions,
+  usage,
+  topoCache,
+  answers = 'geopm',
+}: MethodDeps): MethodTable {
   const { catalog } = callers;
+  const strict = answers === 'strict';
   const entryOf = platformCatalogueEntries(pio);
   /**
-   * GEOPM's description, with `feeds` naming the catalogue row of a signal whose name does not:
+   * GEOPM's own text where it has one for the signal (geopm-texts.ts); else the description in
+   * GEOPM's layout, with `feeds` naming the catalogue row of a signal whose name does not:
    * a client's `sensors` gives the signal the device type a direct reader does.
    */
   // Keyed by supported names only (callers check first): bounded by the node's signals, so a
   // call naming one signal a million times costs one lookup.
   const feedsOf = new Map<string, string | undefined>();
   const described = (name: string, info: SignalInfo): string => {
+    const geopm = geopmText(name, info);
+    if (geopm !== undefined) return geopm;
     if (!feedsOf.has(name)) {
       const row = entryOf(name)?.alias;
       feedsOf.set(name, row === entryNamed(name)?.alias ? undefined : row);
@@ -67,10 +90,9 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
     TopoGetCache: async () => [topoCache],
 
     PlatformGetGroupAccess: async (caller, [group]) => {
-      if (group === LOG_REQUEST_GROUP) {
+      if (group === GEOPM_GUARDED_GROUP || (strict && group === LOG_REQUEST_GROUP))
         callers.requireAdmin(caller, 'PlatformGetGroupAccess');
-        return [usage.lists()];
-      }
+      if (group === LOG_REQUEST_GROUP) return [usage.lists()];
       const set = access.getGroupAccess(group, catalog);
       return [[set.signals, set.controls]];
     },
@@ -158,9 +180,16 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
         for (const s of signals) checkRequest(pio, 'signal', s.name, s.domain, s.idx);
         for (const c of controls) checkRequest(pio, 'control', c.name, c.domain, c.idx);
       };
-      const handle = await sessions
-        .startBatch(caller, signals, controls, check, watch?.gone)
-        .finally(() => watch?.release());
+      let handle: { serverPid: number; serverKey: string };
+      try {
+        handle = await sessions
+          .startBatch(caller, signals, controls, check, watch?.gone)
+          .finally(() => watch?.release());
+      } catch (err) {
+        // GEOPM answers a caller without a session with server pid -1 and an empty key.
+        if (!strict && err instanceof NoSessionError) return [[-1, '']];
+        throw err;
+      }
       usage.addSignals(signals.map((s) => s.name));
       usage.addControls(controls.map((c) => c.name));
       return [[handle.serverPid, handle.serverKey]];
@@ -170,9 +199,18 @@ export function methodTable({ pio, access, callers, sessions, usage, topoCache }
       return [];
     },
 
+    // GEOPM answers NaN, not an error, to a caller without a session and for a name not in its
+    // access list (which holds only names the node supports, so an unknown name too).
     PlatformReadSignal: async (caller, [name, domain, idx]) => {
-      const allowed = await sessions.allowedFor(caller, 'PlatformReadSignal');
+      let allowed: AllowedNames;
+      try {
+        allowed = await sessions.allowedFor(caller, 'PlatformReadSignal');
+      } catch (err) {
+        if (!strict && err instanceof NoSessionError) return [Number.NaN];
+        throw err;
+      }
       if (!allowed.signals.has(name)) {
+        if (!strict) return [Number.NaN];
         throw new PermissionError(`Signal ${shown(name)} is not in the access list of PID ${caller.pid}`);
       }
       const domainType = checkRequest(pio, 'signal', name, domain, idx);

@@ -1,5 +1,6 @@
 import type { PlatformIO } from '../platform/platform-io.js';
 import type { AccessLists } from './access/index.js';
+import type { AnswerMode } from './answer-mode.js';
 import type { BatchLauncher } from './batch-port.js';
 import { CallerAccess } from './caller-access.js';
 import { type MethodTable, methodTable } from './methods.js';
@@ -16,6 +17,8 @@ export interface ServiceOptions {
   log: Log;
   /** How often session owners are checked for liveness (GEOPM: 1 s). */
   pollMs?: number;
+  /** GEOPM's answers (default) or error replies for calls GEOPM does not fail; see answer-mode.ts. */
+  answers?: AnswerMode;
 }
 
 /**
@@ -28,7 +31,7 @@ export class GeopmService {
   private readonly sessions: SessionManager;
   private readonly topoCache: string;
 
-  constructor({ runDir, pio, access, batch, log, pollMs = 500 }: ServiceOptions) {
+  constructor({ runDir, pio, access, batch, log, pollMs = 500, answers = 'geopm' }: ServiceOptions) {
     this.log = log;
     const callers = new CallerAccess(access, { signals: pio.signalNames(), controls: pio.controlNames() });
     this.sessions = new SessionManager({
@@ -47,6 +50,7 @@ export class GeopmService {
       sessions: this.sessions,
       usage: new UsageLog(),
       topoCache: this.topoCache,
+      answers,
     });
   }
 

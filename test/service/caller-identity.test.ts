@@ -11,7 +11,7 @@ import { type BusQuery, callerOfConnection } from '../../src/service/caller-iden
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from './harness.js';
+import { ServiceHarness, STRICT_ANSWERS, waitFor } from './harness.js';
 
 const skip = needsDaemon();
 
@@ -21,7 +21,7 @@ const skip = needsDaemon();
 
 const HANDOFF = new URL('./handoff-client.mjs', import.meta.url).pathname;
 
-const h = new ServiceHarness();
+const h = new ServiceHarness(STRICT_ANSWERS);
 await whenMet(skip, () => h.setup());
 await whenMet(skip, () => h.startDaemon());
 const user = whenMet(skip, () => ensureUser('jgsvc_handoff'));

@@ -15,14 +15,14 @@ import {
   type WireValue,
 } from '../../src/ipc/dbus/wire.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
-import { BUS_NAME, ServiceHarness } from './harness.js';
+import { BUS_NAME, ServiceHarness, STRICT_ANSWERS } from './harness.js';
 
 const skip = needsDaemon();
 
 // Calls of one connection are answered as if each had waited for the one before: a raw client
 // that writes Hello and several calls in one write() gets the answers a patient client gets.
 
-const h = new ServiceHarness();
+const h = new ServiceHarness(STRICT_ANSWERS);
 await whenMet(skip, () => h.setup());
 await whenMet(skip, () => h.startDaemon());
 

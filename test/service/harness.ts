@@ -9,6 +9,11 @@ import { asUser, type TestUser } from '../helpers/users.js';
 
 export const CLIENT_SCRIPT = new URL('./client-script.mjs', import.meta.url).pathname;
 export const BUS_NAME = 'io.github.geopm';
+/**
+ * The daemon setting for error replies where GEOPM answers NaN, pid -1 or a list (the default):
+ * tests of sessions and access lists see which check refused a call.
+ */
+export const STRICT_ANSWERS = { JOULEGATE_STRICT_ERRORS: '1' } as const;
 
 /** A 4-CPU node: 2 packages × 2 cores, one NUMA node per package. */
 function makeSysroot(root: string): void {
@@ -70,6 +75,12 @@ export interface HeldClient {
  * dirs, the test plugin, and the daemon as a real process (node dist/app/joulegated.js).
  */
 export class ServiceHarness {
+  /**
+   * `daemonEnv` is added to the environment of every daemon this harness starts, e.g.
+   * STRICT_ANSWERS for tests that tell the causes of refused calls apart by their error replies.
+   */
+  constructor(private readonly daemonEnv: Record<string, string> = {}) {}
+
   bus!: PrivateBus;
   readonly sysroot = tempDir('jg-svc-sysroot-');
   readonly configDir = join(tempDir('jg-svc-config-'), 'geopm');
@@ -131,7 +142,7 @@ export class ServiceHarness {
     const proc = spawn(process.execPath, [DAEMON], {
       // A server's wait for its client is a wall-clock limit: on a loaded machine a test client
       // may take longer than the daemon's 10 s to connect. Tests of that limit set their own.
-      env: { ...process.env, JOULEGATE_BATCH_IDLE_TIMEOUT: '300', ...this.env(), ...env },
+      env: { ...process.env, JOULEGATE_BATCH_IDLE_TIMEOUT: '300', ...this.env(), ...this.daemonEnv, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.daemon = proc;

@@ -7,7 +7,7 @@ import { assertTopoCacheDescribes } from '../helpers/geopm-topo-cache.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { sysfsShape } from '../helpers/sysfs-topology.js';
 import { ensureUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from './harness.js';
+import { ServiceHarness, STRICT_ANSWERS, waitFor } from './harness.js';
 
 const skip = needsDaemon();
 
@@ -108,31 +108,100 @@ test('every method is callable by a real client, with GEOPM enum values in info'
   assert.equal(byCall(results.length - 1).name, ERROR_NAMES.NoSession);
 });
 
-test('the usage log is admin-only and lists names used since start', { skip }, async () => {
-  const [asUserResult] = await h.client([{ call: 'platformGetGroupAccess', args: ['0.LOG_REQUEST'] }], {
-    user: reader,
-  });
-  assert.equal(asUserResult!.name, ERROR_NAMES.PermissionDenied);
-  const [asAdmin] = await h.client([{ call: 'platformGetGroupAccess', args: ['0.LOG_REQUEST'] }]);
-  assert.equal(asAdmin!.ok, true);
-  assert.ok((asAdmin!.value as { signals: string[] }).signals.includes('FILECTL::COUNTER'));
-  assert.ok((asAdmin!.value as { controls: string[] }).controls.includes('FILECTL::LIMIT'));
+const LOG = '0.LOG_REQUEST';
+const GEOPM_GUARDED = '0.GEOPM_SERVICE_LOG_REQUEST';
+const COUNTER_BATCH = [[{ domain: 0, idx: 0, name: 'FILECTL::COUNTER' }], []];
+
+// GEOPM 3.1 checks CAP_SYS_ADMIN only for a group named 0.GEOPM_SERVICE_LOG_REQUEST, not for
+// 0.LOG_REQUEST that its log is kept under: `geopmaccess -l` works for any user.
+test('group lists and the usage log are readable by any user, as in GEOPM; the group GEOPM guards is not', {
+  skip,
+}, async () => {
+  const [log, defaults, guarded] = await h.client(
+    [
+      { call: 'platformGetGroupAccess', args: [LOG] },
+      { call: 'platformGetGroupAccess', args: [''] },
+      { call: 'platformGetGroupAccess', args: [GEOPM_GUARDED] },
+    ],
+    { user: reader },
+  );
+  assert.equal(log!.ok, true, log!.message);
+  assert.ok((log!.value as { signals: string[] }).signals.includes('FILECTL::COUNTER'));
+  assert.ok((log!.value as { controls: string[] }).controls.includes('FILECTL::LIMIT'));
+  assert.equal(defaults!.ok, true, defaults!.message);
+  assert.ok((defaults!.value as { signals: string[] }).signals.includes('TIME'));
+  assert.equal(guarded!.name, ERROR_NAMES.PermissionDenied);
+  assert.match(guarded!.message!, /requires CAP_SYS_ADMIN/);
 });
 
-test('calls that need a session fail without one', { skip }, async () => {
-  const results = await h.client(
+// GEOPM answers these with NaN (ReadSignal) or server pid -1 (StartBatch) in an OK reply.
+test('ReadSignal without a session, of a name not allowed or unknown: NaN; StartBatch without a session: pid -1', {
+  skip,
+}, async () => {
+  const noSession = await h.client(
     [
       { call: 'platformReadSignal', args: ['FILECTL::COUNTER', 0, 0] },
+      { call: 'platformStartBatch', args: COUNTER_BATCH },
       { call: 'platformWriteControl', args: ['FILECTL::LIMIT', 1, 0, 5] },
       { call: 'platformCloseSession' },
       { call: 'platformStopBatch', args: [1] },
       { call: 'platformRestoreControl' },
-      { call: 'platformStartBatch', args: [[{ domain: 0, idx: 0, name: 'FILECTL::COUNTER' }], []] },
     ],
     { user: reader },
   );
-  for (const r of results) assert.equal(r.name, ERROR_NAMES.NoSession, r.message);
+  assert.equal(noSession[0]!.ok, true, noSession[0]!.message);
+  assert.equal(noSession[0]!.value, 'NaN');
+  assert.deepEqual(noSession[1]!.value, { serverPid: -1, serverKey: '' });
+  // GEOPM fails these without a session, as joulegated does.
+  for (const r of noSession.slice(2)) assert.equal(r.name, ERROR_NAMES.NoSession, r.message);
   assert.equal(h.control('FILECTL-LIMIT-0'), '100');
+
+  await h.client([{ call: 'platformSetGroupAccessSignals', args: ['', ['TIME']] }]);
+  const inSession = await h.client(
+    [
+      { call: 'platformOpenSession' },
+      { call: 'platformReadSignal', args: ['FILECTL::COUNTER', 0, 0] },
+      { call: 'platformReadSignal', args: ['NO::SUCH_SIGNAL', 0, 0] },
+      { call: 'platformReadSignal', args: ['TIME', 0, 0] },
+      { call: 'platformStartBatch', args: COUNTER_BATCH },
+      { call: 'platformCloseSession' },
+    ],
+    { user: reader },
+  );
+  assert.equal(inSession[0]!.ok, true, inSession[0]!.message);
+  assert.equal(inSession[1]!.value, 'NaN');
+  assert.equal(inSession[2]!.value, 'NaN');
+  assert.equal(typeof inSession[3]!.value, 'number');
+  // A batch of names not allowed is refused by GEOPM too.
+  assert.equal(inSession[4]!.name, ERROR_NAMES.PermissionDenied, inSession[4]!.message);
+  assert.match(inSession[4]!.message!, /not in the access list/);
+});
+
+// The texts GEOPM 3.1's geopmd gives (and its geopmread prints after "SERVICE::TIME:").
+test("PlatformGetSignalInfo describes TIME and TIME::ELAPSED with GEOPM's texts", { skip }, async () => {
+  const [r] = await h.client([{ call: 'platformGetSignalInfo', args: [['TIME', 'TIME::ELAPSED']] }], {
+    user: reader,
+  });
+  assert.equal(r!.ok, true, r!.message);
+  const [time, elapsed] = r!.value as { description: string }[];
+  assert.equal(
+    time!.description,
+    [
+      '    description: Time elapsed since the beginning of execution.',
+      '    iogroup: Time',
+      '    alias_for: TIME::ELAPSED',
+    ].join('\n'),
+  );
+  assert.equal(
+    elapsed!.description,
+    [
+      '    description: Time since the start of application profiling.',
+      '    units: seconds',
+      '    aggregation: select_first',
+      '    domain: cpu',
+      '    iogroup: TimeIOGroup',
+    ].join('\n'),
+  );
 });
 
 test('admin methods refuse a caller without CAP_SYS_ADMIN', { skip }, async () => {
@@ -179,4 +248,41 @@ test('PlatformLockControl keeps every client out of write mode until unlocked, a
   assert.equal(unlocked[1]!.ok, true, unlocked[1]!.message);
   // restored once that client exited
   assert.ok(await waitFor(() => h.control('FILECTL-LIMIT-0') === '100'), h.daemonLog);
+});
+
+test('JOULEGATE_STRICT_ERRORS=1: error replies that name the cause where GEOPM answers NaN, pid -1 or the log', {
+  skip,
+}, async () => {
+  await h.stopDaemon();
+  await h.startDaemon(STRICT_ANSWERS);
+  try {
+    const r = await h.client(
+      [
+        { call: 'platformGetGroupAccess', args: [LOG] },
+        { call: 'platformGetGroupAccess', args: [''] },
+        { call: 'platformReadSignal', args: ['TIME', 0, 0] },
+        { call: 'platformStartBatch', args: COUNTER_BATCH },
+        { call: 'platformOpenSession' },
+        { call: 'platformReadSignal', args: ['FILECTL::COUNTER', 0, 0] },
+        { call: 'platformReadSignal', args: ['NO::SUCH_SIGNAL', 0, 0] },
+        { call: 'platformCloseSession' },
+      ],
+      { user: reader },
+    );
+    assert.equal(r[0]!.name, ERROR_NAMES.PermissionDenied);
+    assert.equal(r[1]!.ok, true, r[1]!.message);
+    assert.equal(r[2]!.name, ERROR_NAMES.NoSession);
+    assert.match(r[2]!.message!, /'PlatformReadSignal' not allowed without an open session/);
+    assert.equal(r[3]!.name, ERROR_NAMES.NoSession);
+    assert.equal(r[4]!.ok, true, r[4]!.message);
+    for (const denied of [r[5]!, r[6]!]) {
+      assert.equal(denied.name, ERROR_NAMES.PermissionDenied, denied.message);
+      assert.match(denied.message!, /is not in the access list of PID/);
+    }
+    const [asAdmin] = await h.client([{ call: 'platformGetGroupAccess', args: [LOG] }]);
+    assert.equal(asAdmin!.ok, true, asAdmin!.message);
+  } finally {
+    await h.stopDaemon();
+    await h.startDaemon();
+  }
 });

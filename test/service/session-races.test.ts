@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { ensureUser } from '../helpers/users.js';
-import { ServiceHarness, waitFor } from './harness.js';
+import { ServiceHarness, STRICT_ANSWERS, waitFor } from './harness.js';
 
 const skip = needsDaemon();
 
@@ -13,7 +13,7 @@ const skip = needsDaemon();
 // the session as it is when its state change happens: closing the session and asking for write
 // mode back to back must never leave write mode with a process that has no watched session.
 
-const h = new ServiceHarness();
+const h = new ServiceHarness(STRICT_ANSWERS);
 await whenMet(skip, () => h.setup());
 await whenMet(skip, () => h.startDaemon());
 

@@ -10,7 +10,7 @@ import type { Backend, BackendContext, Diagnostic } from '../../platform/backend
 import { type DomainType, domainName } from '../../platform/domains.js';
 import { errorMessage, InvalidArgumentError, JoulegateError } from '../../platform/errors.js';
 import { FormatType } from '../../platform/format.js';
-import { Behavior, type SavedControl, type SignalInfo } from '../../platform/signal-info.js';
+import { Behavior, type SavedControl, type SignalInfo, type Units } from '../../platform/signal-info.js';
 import { parseRemoteDescription, type RemoteLinks, remoteFeeds } from './remote-catalogue.js';
 
 const PREFIX = 'SERVICE::';
@@ -80,8 +80,9 @@ export class ServiceBackend implements Backend {
           signalInfo.map((r) => [r.name, parseRemoteDescription(r.description).links]),
         ),
       );
+      const unitsOf = await aliasTargetUnits(client, signalInfo);
       for (const info of signalInfo)
-        this.offer(this.signals, this.toSignalInfo(info, feedsOf.get(info.name)));
+        this.offer(this.signals, this.toSignalInfo(info, feedsOf.get(info.name), unitsOf.get(info.name)));
       const signalOf = new Map(asSignals.map((s) => [s.name, s]));
       for (const info of controlInfo)
         this.offer(this.controls, this.toControlInfo(info, signalOf.get(info.name)));
@@ -102,9 +103,10 @@ export class ServiceBackend implements Backend {
     return { name: r.name, description, units, domain: r.domain as DomainType, backend: this.name };
   }
 
-  private toSignalInfo(r: RemoteSignalInfo, feeds: string | undefined): SignalInfo {
+  private toSignalInfo(r: RemoteSignalInfo, feeds: string | undefined, units: Units | undefined): SignalInfo {
     return {
       ...this.remoteCommon(r),
+      ...(units === undefined ? {} : { units }),
       aggregation: r.aggregation as Aggregation,
       format: r.format as FormatType,
       behavior: r.behavior as Behavior,
@@ -219,6 +221,9 @@ export class ServiceBackend implements Backend {
     if (this.batch) return this.batch.client;
     const client = this.connected();
     const { serverPid, serverKey } = await client.platformStartBatch(this.pushedSignals, this.pushedControls);
+    // A GEOPM-style daemon answers pid -1 when it holds no session for this process.
+    if (serverPid < 0)
+      throw new JoulegateError('SERVICE: the daemon holds no session for this process (was it restarted?)');
     let batchClient: BatchClient;
     try {
       batchClient = BatchClient.connect({
@@ -307,4 +312,26 @@ export class ServiceBackend implements Backend {
     if (!this.client) throw new JoulegateError('SERVICE: not connected to the daemon');
     return this.client;
   }
+}
+
+/**
+ * Units of the aliases whose description has no units line (GEOPM's high-level aliases, e.g.
+ * TIME): those of the signal each stands for, asked of the daemon in one call.
+ */
+async function aliasTargetUnits(client: GeopmClient, infos: RemoteSignalInfo[]): Promise<Map<string, Units>> {
+  const targets = new Map<string, string>();
+  for (const info of infos) {
+    if (/^\s*units:/m.test(info.description)) continue;
+    const target = parseRemoteDescription(info.description).links.aliasFor;
+    if (target !== undefined) targets.set(info.name, target);
+  }
+  const out = new Map<string, Units>();
+  if (targets.size === 0) return out;
+  const described = await client.platformGetSignalInfo([...new Set(targets.values())]).catch(() => []);
+  const unitsOf = new Map(described.map((d) => [d.name, parseRemoteDescription(d.description).units]));
+  for (const [name, target] of targets) {
+    const units = unitsOf.get(target);
+    if (units !== undefined) out.set(name, units);
+  }
+  return out;
 }

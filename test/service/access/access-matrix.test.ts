@@ -6,11 +6,11 @@ import { ERROR_NAMES } from '../../../src/ipc/dbus/interface.js';
 import { needsDaemon, whenMet } from '../../helpers/requirements.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { ensureUser } from '../../helpers/users.js';
-import { ServiceHarness, waitFor } from '../harness.js';
+import { ServiceHarness, STRICT_ANSWERS, waitFor } from '../harness.js';
 
 const skip = needsDaemon();
 
-const h = new ServiceHarness();
+const h = new ServiceHarness(STRICT_ANSWERS);
 await whenMet(skip, () => h.setup());
 await whenMet(skip, () => h.startDaemon());
 

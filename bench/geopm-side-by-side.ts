@@ -1,0 +1,495 @@
+/**
+ * joulegated next to GEOPM 3.1's own daemon (geopmd) and clients, on this machine, in one run
+ * (issue 27; how to build the reference: docs/geopm-side-by-side.md). Each daemon runs on a
+ * private bus of its own, in a mount namespace of its own (`unshare -m`) with private overlays
+ * on /run and /etc (and, for GEOPM, on /usr/bin, where geopmd looks for geopmread/geopmwrite),
+ * so its /run/geopm and /etc/geopm are its own and the host's are never touched. Both are driven
+ * by the same client code (dist/'s GeopmClient and BatchClient), the sides interleaved round by
+ * round (A B, then B A, ...) so both see the same machine load. Each figure is printed for both,
+ * with the ratio joulegate / GEOPM and the 1-minute load average around it:
+ *   - PlatformReadSignal("TIME", board, 0): p50/p99 of 1 client and of 50 (bench/dbus-readers.mjs);
+ *   - PlatformStartBatch (+ StopBatch) 30 back to back, and with 0.5 s pauses: p50;
+ *   - batch client connect + one read + "q" to the server + PlatformStopBatch;
+ *   - batch server CPU per sample: `session -p 0.001 -t 10` on SERVICE::TIME, the server
+ *     process's utime+stime over the samples printed;
+ *   - one-shot `session -t 0` of "TIME board 0" as `nobody`: wall, median of 10
+ *     (`joulegate session` against joulegated, GEOPM's geopmsession against geopmd);
+ *   - each daemon's PSS after all that.
+ * Without GEOPM_REF (the reference build's directory) it says so and runs joulegate's side
+ * only. Run as root (namespaces, mounts, `nobody`). Prints JSON.
+ * Usage: GEOPM_REF=/path node --import tsx bench/geopm-side-by-side.ts [--calls N] [--cpu-rounds N]
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LineProcess } from '../test/batch/line-process.js';
+import { memoryOf } from './memory.js';
+import { argValue, importDist, percentiles, requireBuiltDist, startBus, startDaemon } from './shipped.js';
+
+requireBuiltDist('geopm-side-by-side');
+const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
+
+const REPO = new URL('..', import.meta.url).pathname;
+const GEOPM_REF = process.env.GEOPM_REF || undefined;
+const CALLS = argValue('--calls', 1800);
+const CPU_ROUNDS = argValue('--cpu-rounds', 1);
+const ONE_SHOTS = 10;
+const NOBODY = 65534;
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+type Kind = 'joulegate' | 'geopm';
+
+interface Side {
+  kind: Kind;
+  address: string;
+  /** The daemon's pid; its mount namespace is the side's. */
+  pid: number;
+  /** The side's batch client (bench/side-by-side-client.mjs), in the daemon's namespace. */
+  batch: LineProcess;
+  /** Runs `argv` in the daemon's namespace with the side's bus, as `uid` if given. */
+  inside(argv: string[], uid?: number): string[];
+  /** The side's session command (joulegate session / geopmsession). */
+  session: string[];
+  /** The end of the daemon's log (GEOPM's; joulegated's goes to startDaemon), for errors. */
+  logTail(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Run by `unshare -m --propagation private` before the daemon: private overlays on /run and
+ * /etc (their changes land under the side's work directory), /run/geopm made there, and for
+ * GEOPM an overlay on /usr/bin holding geopmread/geopmwrite. Then execs the daemon.
+ */
+const NAMESPACE_SETUP = `set -e
+w=$1; shift
+for d in run etc; do
+  mkdir -p "$w/$d.upper" "$w/$d.work"
+  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$w/$d.upper,workdir=$w/$d.work" "/$d"
+done
+mkdir -p -m 711 /run/geopm
+if [ -d "$w/bin.upper" ]; then
+  mkdir -p "$w/bin.work"
+  mount -t overlay overlay -o "lowerdir=/usr/bin,upperdir=$w/bin.upper,workdir=$w/bin.work" /usr/bin
+fi
+exec "$@"`;
+
+const namespaced = (work: string) => [
+  'unshare',
+  '-m',
+  '--propagation',
+  'private',
+  'sh',
+  '-c',
+  NAMESPACE_SETUP,
+  'sh',
+  work,
+];
+
+function insideOf(pid: number, address: string) {
+  return (argv: string[], uid?: number) => [
+    'nsenter',
+    '-t',
+    String(pid),
+    '-m',
+    ...(uid === undefined ? [] : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups']),
+    'env',
+    `PATH=${process.env.PATH}`,
+    `DBUS_SYSTEM_BUS_ADDRESS=${address}`,
+    'JOULEGATE_RUN_PATH=/run/geopm',
+    ...(GEOPM_REF ? [`GEOPM_REF=${GEOPM_REF}`] : []),
+    ...argv,
+  ];
+}
+
+/** Calls `fn` until it resolves or `ms` pass (a daemon that prints no "ready" line). */
+async function until<T>(fn: () => Promise<T>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > end) throw new Error(`${what}: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** As root over D-Bus: every user may read TIME (the one-shot runs as nobody). */
+async function allowTime(address: string): Promise<void> {
+  const admin = await until(() => GeopmClient.connect({ address }), 60_000, 'connecting');
+  try {
+    await until(() => admin.platformSetGroupAccess('', ['TIME'], []), 60_000, 'PlatformSetGroupAccess');
+  } finally {
+    admin.close();
+  }
+}
+
+async function withBatchClient(side: Omit<Side, 'batch'>): Promise<Side> {
+  const batch = LineProcess.exec(
+    side.inside([process.execPath, join(REPO, 'bench/side-by-side-client.mjs')]),
+  );
+  await batch.next();
+  return { ...side, batch };
+}
+
+async function startJoulegate(work: string): Promise<Side> {
+  const running = await startDaemon(
+    work,
+    { JOULEGATE_RUN_PATH: '/run/geopm', JOULEGATE_CONFIG_PATH: '/etc/geopm' },
+    namespaced(work),
+  );
+  const pid = running.daemon.pid!;
+  await allowTime(running.address);
+  const side = {
+    kind: 'joulegate' as const,
+    address: running.address,
+    pid,
+    inside: insideOf(pid, running.address),
+    session: ['sh', join(REPO, 'bin/joulegate'), 'session'],
+    logTail: () => '',
+    stop: () => running.stop(),
+  };
+  try {
+    return await withBatchClient(side);
+  } catch (err) {
+    await running.stop();
+    throw err;
+  }
+}
+
+async function startGeopm(ref: string, work: string): Promise<Side> {
+  mkdirSync(join(work, 'bin.upper'));
+  for (const tool of ['geopmread', 'geopmwrite'])
+    symlinkSync(join(ref, 'install/bin', tool), join(work, 'bin.upper', tool));
+  const bus = await startBus(work);
+  const daemon: ChildProcess = spawn(...spawnArgs([...namespaced(work), join(ref, 'bin/geopmd')]), {
+    env: { ...process.env, DBUS_SYSTEM_BUS_ADDRESS: bus.address, GEOPM_REF: ref },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let log = '';
+  daemon.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    log = (log + d).slice(-4000);
+  });
+  const stop = () => bus.stop(daemon);
+  try {
+    await allowTime(bus.address).catch((err: Error) => {
+      throw new Error(`geopmd did not come up (${err.message}); its log: ${log}`);
+    });
+    const pid = daemon.pid!;
+    return await withBatchClient({
+      kind: 'geopm',
+      address: bus.address,
+      pid,
+      inside: insideOf(pid, bus.address),
+      session: [join(ref, 'bin/geopmsession')],
+      logTail: () => log.replace(/\0/g, ''),
+      stop,
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+const spawnArgs = (argv: string[]): [string, string[]] => [argv[0]!, argv.slice(1)];
+
+const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+/** Runs `measure` for each side, `rounds` times, the order swapped each round; samples by side. */
+async function interleaved(
+  sides: Side[],
+  rounds: number,
+  measure: (side: Side) => Promise<number[]>,
+): Promise<Map<Kind, number[]>> {
+  const all = new Map<Kind, number[]>(sides.map((s) => [s.kind, []]));
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) all.get(side.kind)!.push(...(await measure(side)));
+  }
+  return all;
+}
+
+/**
+ * One figure for each side (`summary` of its samples), the ratios joulegate / GEOPM of each
+ * number in it, and the load average before and after.
+ */
+async function figure<S extends Record<string, number>>(
+  sides: Side[],
+  rounds: number,
+  measure: (side: Side) => Promise<number[]>,
+  summary: (samples: number[]) => S,
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const before = loadAverage();
+  const samples = await interleaved(sides, rounds, measure);
+  const out: Record<string, unknown> = { ...extra };
+  for (const [kind, values] of samples) out[kind] = { samples: values.length, ...summary(values) };
+  const jg = out.joulegate as S;
+  const geopm = out.geopm as S | undefined;
+  if (geopm) {
+    out.ratio = Object.fromEntries(
+      Object.keys(jg)
+        .filter((k) => k !== 'samples')
+        .map((k) => [k, round(jg[k]! / geopm[k]!)]),
+    );
+  }
+  out.load_average_1min = { before, after: loadAverage() };
+  return out;
+}
+
+const latencyMs = (values: number[]) => ({
+  p50_ms: round(median(values)),
+  p99_ms: round(
+    [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(0.99 * values.length))]!,
+  ),
+});
+
+/** The "stop" times (connect, read, "q", StopBatch) and StopBatch refusals of every round, by side. */
+const stops = new Map<Kind, { ms: number[]; refused: number }>();
+
+/** One `starts N PAUSE_MS` of the side's batch client: the StartBatch times (the stops are kept). */
+async function startRound(side: Side, count: number, pauseMs: number): Promise<number[]> {
+  side.batch.send(`starts ${count} ${pauseMs}`);
+  const out = await side.batch.next<{
+    start?: number[];
+    stop: number[];
+    stopRefused: number;
+    error?: string;
+  }>();
+  if (!out.start) throw new Error(`${side.kind}: starts: ${out.error}; daemon log: ${side.logTail()}`);
+  const kept = stops.get(side.kind) ?? { ms: [], refused: 0 };
+  kept.ms.push(...out.stop);
+  kept.refused += out.stopRefused;
+  stops.set(side.kind, kept);
+  return out.start;
+}
+
+/** ReadSignal by one client of each side, in process (the bus socket is outside the namespaces). */
+async function readSignalOne(sides: Side[]) {
+  const clients = new Map<Kind, Awaited<ReturnType<typeof GeopmClient.connect>>>();
+  for (const side of sides) {
+    const client = await GeopmClient.connect({ address: side.address });
+    await client.platformOpenSession();
+    for (let k = 0; k < 200; k++) await client.platformReadSignal('TIME', 0, 0);
+    clients.set(side.kind, client);
+  }
+  const rounds = 6;
+  try {
+    return await figure(
+      sides,
+      rounds,
+      async (side) => {
+        const client = clients.get(side.kind)!;
+        const us: number[] = [];
+        for (let k = 0; k < CALLS / rounds; k++) {
+          const t = performance.now();
+          await client.platformReadSignal('TIME', 0, 0);
+          us.push((performance.now() - t) * 1000);
+        }
+        return us;
+      },
+      (us) => percentiles(us, 1),
+      { calls_each: CALLS, name: 'PlatformReadSignal("TIME", board, 0)' },
+    );
+  } finally {
+    for (const client of clients.values()) {
+      await client.platformCloseSession().catch(() => {});
+      client.close();
+    }
+  }
+}
+
+/** 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each. */
+async function readSignalFifty(sides: Side[]) {
+  const readers = new Map<Kind, LineProcess[]>();
+  for (const side of sides) {
+    const env = ['env', `DBUS_SYSTEM_BUS_ADDRESS=${side.address}`];
+    const procs = Array.from({ length: 5 }, () =>
+      LineProcess.start(env, join(REPO, 'bench/dbus-readers.mjs'), ['10', '40']),
+    );
+    readers.set(side.kind, procs);
+    await Promise.all(procs.map((p) => p.next()));
+  }
+  try {
+    return await figure(
+      sides,
+      6,
+      async (side) => {
+        const procs = readers.get(side.kind)!;
+        for (const p of procs) p.send('read');
+        return (await Promise.all(procs.map((p) => p.next<{ us: number[] }>()))).flatMap((o) => o.us);
+      },
+      (us) => percentiles(us, 1),
+      { clients: 50, how: '5 processes x 10 connections, 40 back-to-back calls each per round' },
+    );
+  } finally {
+    for (const procs of readers.values()) await Promise.all(procs.map((p) => p.end()));
+  }
+}
+
+/** Direct children of `pid` and their CPU time so far (utime + stime, clock ticks). */
+function childTicks(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== pid) continue;
+      out.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * `session -p 0.001 -t 10` on SERVICE::TIME as nobody (the service backend serves non-root users) in the side's namespace; the server is the daemon's
+ * child that used the most CPU while it ran (first to last sight, polled every 50 ms).
+ */
+async function cpuPerSample(side: Side): Promise<number[]> {
+  const argv = side.inside([...side.session, '-p', '0.001', '-t', '10'], NOBODY);
+  const child = spawn(...spawnArgs(argv), { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.end('SERVICE::TIME board 0\n');
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const poll = setInterval(() => {
+    for (const [pid, ticks] of childTicks(side.pid)) {
+      if (!first.has(pid)) first.set(pid, ticks);
+      last.set(pid, ticks);
+    }
+  }, 50);
+  const code = await new Promise<number | null>((r) => child.on('exit', r));
+  clearInterval(poll);
+  if (code !== 0) throw new Error(`${side.kind} session exited ${code}: ${err.slice(-500)}`);
+  const samples = out.split('\n').filter((l) => /^[\d.eE+-]+$/.test(l.trim()) && l.trim() !== '').length;
+  const used = Math.max(0, ...[...last].map(([pid, ticks]) => ticks - first.get(pid)!));
+  return [((used / CLK_TCK) * 1e6) / samples, samples];
+}
+
+function wallMs(argv: string[], input: string): number {
+  const start = performance.now();
+  const r = spawnSync(argv[0]!, argv.slice(1), { input, encoding: 'utf8' });
+  const took = performance.now() - start;
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return took;
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'joulegate-bench-side-by-side-'));
+  chmodSync(work, 0o755); // nobody reaches the bus sockets
+  const sides: Side[] = [];
+  try {
+    const sideDir = (kind: Kind) => {
+      const dir = join(work, kind);
+      mkdirSync(dir, { mode: 0o755 });
+      return dir;
+    };
+    sides.push(await startJoulegate(sideDir('joulegate')));
+    if (GEOPM_REF) {
+      if (!existsSync(join(GEOPM_REF, 'bin/geopmd')))
+        throw new Error(`GEOPM_REF=${GEOPM_REF} has no bin/geopmd (docs/geopm-side-by-side.md)`);
+      sides.push(await startGeopm(GEOPM_REF, sideDir('geopm')));
+    }
+    const loadBefore = loadAverage();
+    const one = await readSignalOne(sides);
+    const fifty = await readSignalFifty(sides);
+    for (const side of sides) await startRound(side, 3, 0);
+    stops.clear();
+    const burst = await figure(sides, 2, (s) => startRound(s, 30, 0), latencyMs, {
+      how: 'per round 30 PlatformStartBatch([TIME]), each ended at once as GEOPM clients do (see connect_quit_stop_batch)',
+    });
+    const paused = await figure(sides, 2, (s) => startRound(s, 5, 500), latencyMs, {
+      how: 'per round 5 starts, each after a 0.5 s pause',
+    });
+    const cycles: Record<string, unknown> = {
+      how: 'after each start above: BatchClient connect, one read, "q" to the server, PlatformStopBatch',
+    };
+    for (const [kind, { ms, refused }] of stops)
+      cycles[kind] = { samples: ms.length, ...latencyMs(ms), stop_batch_refused: refused };
+    if (stops.has('geopm')) {
+      const [jg, geopm] = [cycles.joulegate, cycles.geopm] as { p50_ms: number; p99_ms: number }[];
+      cycles.ratio = { p50_ms: round(jg!.p50_ms / geopm!.p50_ms), p99_ms: round(jg!.p99_ms / geopm!.p99_ms) };
+    }
+    const cpuSamples = new Map<Kind, number>();
+    const cpu = await figure(
+      sides,
+      CPU_ROUNDS * sides.length,
+      async (side) => {
+        const [us, samples] = await cpuPerSample(side);
+        cpuSamples.set(side.kind, samples!);
+        return [us!];
+      },
+      (us) => ({ us_per_sample: round(median(us)) }),
+      { how: 'session -p 0.001 -t 10 on "SERVICE::TIME board 0"; server utime+stime / samples printed' },
+    );
+    cpu.samples_printed_last_run = Object.fromEntries(cpuSamples);
+    const oneShot = await figure(
+      sides,
+      ONE_SHOTS,
+      async (side) => {
+        // A pause as between two commands of a script (a joulegated loads its next spare server).
+        await new Promise((r) => setTimeout(r, 500));
+        return [wallMs(side.inside([...side.session, '-t', '0'], NOBODY), 'TIME board 0\n')];
+      },
+      (ms) => ({ median_ms: round(median(ms), 1) }),
+      { how: `session -t 0 of "TIME board 0" as nobody, in the daemon's namespace; ${ONE_SHOTS} runs` },
+    );
+    const pss = Object.fromEntries(sides.map((s) => [s.kind, memoryOf(s.pid)]));
+    const pssRatio = pss.geopm ? round(pss.joulegate!.pss_mb / pss.geopm.pss_mb) : undefined;
+    console.log(
+      JSON.stringify(
+        {
+          bench: 'geopm-side-by-side',
+          geopm_ref: GEOPM_REF ?? null,
+          ...(GEOPM_REF ? {} : { note: 'GEOPM_REF is not set: joulegate side only, no ratios' }),
+          ratio_is: 'joulegate / GEOPM (below 1: joulegate takes less)',
+          load_average_1min: { before: loadBefore, after: loadAverage() },
+          read_signal_1_client: one,
+          read_signal_50_clients: fifty,
+          start_batch_back_to_back: burst,
+          start_batch_paused: paused,
+          connect_quit_stop_batch: cycles,
+          batch_cpu_per_sample_1khz: cpu,
+          one_shot_session_wall: oneShot,
+          daemon_memory_after_use_mb: { ...pss, ...(pssRatio === undefined ? {} : { ratio_pss: pssRatio }) },
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    for (const side of sides) {
+      await side.batch.end();
+      await side.stop();
+    }
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench/geopm-side-by-side: ${err.message}\n`);
+  process.exit(1);
+});
