@@ -9,7 +9,16 @@ import { CONFIG_SCHEMA, type Config, type ConfigKeySpec, type Section } from './
 export interface ConfigLayer {
   origin: string;
   data: IniData;
+  /** perun's settings joulegate has no use for, found in this file and left out (`section.key`). */
+  ignored?: string[];
 }
+
+/**
+ * perun's settings that joulegate has no counterpart for, accepted in any configuration file and
+ * ignored with a notice: `queue_timeout` bounds how long perun waits for its sampling
+ * subprocess's data, and joulegate has no such process.
+ */
+export const PERUN_ONLY_SETTINGS: readonly string[] = ['monitor.queue_timeout'];
 
 const SECTIONS = Object.keys(CONFIG_SCHEMA) as Section[];
 
@@ -52,7 +61,16 @@ export function fileLayer(path: string): ConfigLayer | undefined {
   } catch (err) {
     throw new JoulegateError(`${path}: ${errorMessage(err)}`);
   }
-  return { origin: path, data: parseIni(text, path) };
+  const data = parseIni(text, path);
+  const ignored: string[] = [];
+  for (const name of PERUN_ONLY_SETTINGS) {
+    const [section, key] = [name.slice(0, name.lastIndexOf('.')), name.slice(name.lastIndexOf('.') + 1)];
+    if (data[section] && key in data[section]) {
+      delete data[section][key];
+      ignored.push(name);
+    }
+  }
+  return { origin: path, data, ...(ignored.length > 0 ? { ignored } : {}) };
 }
 
 /**
@@ -78,7 +96,7 @@ export function perunFileLayer(path: string): { layer: ConfigLayer; ignored: str
   const file = fileLayer(path);
   if (!file) return undefined;
   const data: IniData = {};
-  const ignored: string[] = [];
+  const ignored: string[] = [...(file.ignored ?? [])];
   for (const [section, keys] of Object.entries(file.data)) {
     for (const [key, value] of Object.entries(keys)) {
       if (keySchema(section, key)) sectionIn(data, section)[key] = value;
