@@ -25,6 +25,7 @@ import {
   metricGroupName,
   NODE_TYPE,
   naiveLocalTime,
+  ONE_VALUE_ATTR,
   nodeName,
   PERUN_METRICS,
   type PerunUnit,
@@ -84,7 +85,11 @@ function addMetric(
     m.setAttr('agg_type', agg);
     floatAttribute(m, 'value', value);
   } else {
-    for (const k of ['sum', 'mean', 'min', 'max', 'std'] as const) floatAttribute(m, k, value[k]);
+    for (const k of ['sum', 'mean', 'min', 'max'] as const) floatAttribute(m, k, value[k]);
+    // One value has no spread (NaN in the report); perun's files say 0.0 (ONE_VALUE_ATTR).
+    const oneValue = Number.isNaN(value.std);
+    floatAttribute(m, 'std', oneValue ? 0 : value.std);
+    if (oneValue) intAttribute(m, ONE_VALUE_ATTR, 1);
   }
 }
 
