@@ -1,5 +1,12 @@
 import type { Stat } from '../monitor/model/report-model.js';
-import { type Dataset, type Group, type H5, metricGroupName, type Node, ONE_VALUE_ATTR } from './hdf5-layout.js';
+import {
+  type Dataset,
+  type Group,
+  type H5,
+  metricGroupName,
+  type Node,
+  ONE_VALUE_ATTR,
+} from './hdf5-layout.js';
 
 /*
  * Walking an HDF5 tree that perun's layout shapes: groups, datasets, attributes and perun's

@@ -102,7 +102,7 @@ export async function writeReports(
 /**
  * Reads a report written as json or hdf5 (chosen by the file's suffix), ours or perun's, within
  * bounds of time and memory (bounded-read.ts): files to export come from anywhere. `runId`
- * picks a run of a perun .hdf5 file, which holds every run of its app.
+ * picks a run of perun's .hdf5 or .json file, which holds every run of its app.
  */
 export async function readReport(path: string, runId?: string): Promise<Report> {
   return (await import('./bounded-read.js')).readReportBounded(path, runId);

@@ -88,7 +88,7 @@ describe("perun's region API (python/perun) under joulegate monitor", { skip }, 
     const calls = report.rounds[0]!.metrics.regions;
     const train = calls.filter((c) => c.name === 'train').sort((a, b) => a.start - b.start);
     // Each call slept 20·n ms: its region lasted at least that.
-    train.forEach((c, i) => assert.ok(c.runtime >= 0.02 * (i + 1), JSON.stringify(c)));
+    for (const [i, c] of train.entries()) assert.ok(c.runtime >= 0.02 * (i + 1), JSON.stringify(c));
     assert.equal(calls.find((c) => c.name === 'train')!.depth, 1, 'inside the @perun.perun region');
     // One notice for @perun.perun, one for the callback; no stack trace.
     assert.match(r.stderr, /@perun\.perun under joulegate monitor: main is measured as a region/);
