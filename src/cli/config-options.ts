@@ -40,7 +40,7 @@ export function addConfigOptions(cmd: Command, keys?: readonly string[]): Comman
 }
 
 /** The subcommands that read the configuration, and so perun's global options before them. */
-export const CONFIG_COMMANDS: readonly string[] = ['monitor', 'showconf', 'job-report'];
+export const CONFIG_COMMANDS: readonly string[] = ['monitor', 'showconf', 'job-report', 'sensors'];
 
 /**
  * perun's global options, given before the subcommand (`perun -l DEBUG -c my.ini monitor …`):

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
+import { PICKLE_REFUSED } from '../../monitor/config/schema.js';
 import { JoulegateError } from '../../platform/errors.js';
 
 /**
@@ -21,7 +22,8 @@ export function register(program: Command): void {
       const format = third ?? second;
       const outDir = third === undefined ? dirname(file) : second;
       if (!OUTPUT_FORMATS.includes(format)) {
-        throw new JoulegateError(`unknown format ${format} (expected one of ${OUTPUT_FORMATS.join(', ')})`);
+        const why = format === 'pickle' ? `${PICKLE_REFUSED} ` : `unknown format ${format} `;
+        throw new JoulegateError(`${why}(expected one of ${OUTPUT_FORMATS.join(', ')})`);
       }
       const report = await readReport(file, opts.id);
       if (third !== undefined) mkdirSync(outDir, { recursive: true });

@@ -19,6 +19,7 @@ export function register(program: Command): void {
     .argument('<command...>', 'the app and its arguments')
     .passThroughOptions();
   addConfigOptions(cmd);
+  cmd.option('-b, --binary', "perun's flag: start CMD as given, also a .py or .sh file (no python3 or sh)");
   addIdleOptions(addConsumerOptions(cmd));
   cmd.action(async (command: string[], _own: Record<string, unknown>, self: Command) => {
     const opts = optionsWithGlobals(self);
@@ -41,7 +42,8 @@ export function register(program: Command): void {
     const progress = process.stderr.isTTY ? process.stderr : undefined;
     let result: Awaited<ReturnType<typeof runMonitor>>;
     try {
-      result = await runMonitor({ command, config, pio, progress, log, attribution });
+      const binary = opts.binary === true;
+      result = await runMonitor({ command, config, pio, progress, log, attribution, binary });
     } catch (err) {
       if (!(err instanceof AppStartError)) throw err;
       process.stderr.write(`Error: ${err.message}\n`);

@@ -127,9 +127,13 @@ export function fileLayers(localPath = './.joulegate.ini', home = homedir()): Co
 
 /**
  * Merges layers (later wins) and validates every value where it came from: a bad value is one
- * error naming the file (or env/CLI), the section and the key.
+ * error naming the file (or env/CLI), the section and the key. `notice` gets what changed a
+ * setting (run_id = SLURM outside a Slurm job).
  */
-export function resolveConfig(layers: readonly ConfigLayer[]): Config {
+export function resolveConfig(
+  layers: readonly ConfigLayer[],
+  notice: (line: string) => void = (line) => process.stderr.write(`joulegate: ${line}\n`),
+): Config {
   const out: Record<string, Record<string, unknown>> = {};
   for (const layer of [defaultLayer(), ...layers]) {
     for (const [section, keys] of Object.entries(layer.data)) {
@@ -148,9 +152,13 @@ export function resolveConfig(layers: readonly ConfigLayer[]): Config {
     }
   }
   if (out.output!.run_id === 'SLURM') {
+    // perun's fallback outside a job: the run's start time, the id of a run without one.
     const job = process.env.SLURM_JOB_ID;
-    if (!job) throw new JoulegateError('[output] run_id = SLURM but SLURM_JOB_ID is not set');
-    out.output!.run_id = job;
+    if (!job)
+      notice(
+        '[output] run_id = SLURM but SLURM_JOB_ID is not set: the run id is the start time, as perun does',
+      );
+    out.output!.run_id = job ?? '';
   }
   return out as Config;
 }
