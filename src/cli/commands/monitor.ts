@@ -33,7 +33,10 @@ export function register(program: Command): void {
         import('../../monitor/log.js'),
       ]);
     // Before the app starts: a report that cannot be written must not cost a long run.
+    // perun's habit (hdf5_file = app): its <app>.hdf5 gets every run, whatever the formats.
+    const appFile = config.output.hdf5_file === 'app';
     const formats = formatsOf(config.output.format);
+    if (appFile && !formats.includes('hdf5')) formats.push('hdf5');
     await checkOutput(formats, config.output.data_out);
     const log = createLogger({ level: config.debug.log_lvl, file: config.debug.log_file });
     // Named consumers are resolved before the app starts: a wrong job id costs no run.
@@ -58,8 +61,12 @@ export function register(program: Command): void {
     for (const sig of INTERRUPTS) process.on(sig, holdOn);
     let allWritten: boolean;
     try {
-      allWritten = await writeReports(report, formats, config.output.data_out, (line) =>
-        process.stderr.write(`joulegate: ${line}\n`),
+      allWritten = await writeReports(
+        report,
+        formats,
+        config.output.data_out,
+        (line) => process.stderr.write(`joulegate: ${line}\n`),
+        { appFile },
       );
       if (formats.includes('text'))
         process.stdout.write((await import('../../report/text.js')).renderText(report));

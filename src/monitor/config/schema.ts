@@ -152,6 +152,15 @@ export const CONFIG_SCHEMA = {
       default: './joulegate_results',
       flag: { help: 'output directory' },
     },
+    hdf5_file: {
+      schema: z.enum(['run', 'app']),
+      default: 'run',
+      flag: {
+        help:
+          "run: one <app>_<run id>.hdf5 per run (with -f hdf5); app: perun's habit, every run added to " +
+          'one <app>.hdf5 in data_out (written whatever -f says; export -i picks a run)',
+      },
+    },
   },
   benchmarking: {
     rounds: { schema: int(1), default: '1', flag: { help: 'measured rounds' } },
