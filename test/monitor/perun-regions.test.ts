@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Report } from '../../src/monitor/model/report-model.js';
-import { run, runCli } from '../helpers/cli.js';
+import { run } from '../helpers/cli.js';
+import { monitorPythonScript } from '../helpers/python-monitor.js';
 import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
@@ -57,23 +57,8 @@ def register_callback(f): pass
   return lib;
 }
 
-async function monitorPerunScript(extraEnv: Record<string, string> = {}) {
-  const dir = tempDir();
-  writeFileSync(join(dir, 'train.py'), PERUN_SCRIPT);
-  const r = await runCli(
-    ['monitor', '--data_out', 'X', '-f', 'json', '--sampling_period', '0.05', 'train.py'],
-    {
-      cwd: dir,
-      env: { ...env, ...extraEnv },
-    },
-  );
-  assert.equal(r.code, 0, r.stderr);
-  const [file] = readdirSync(join(dir, 'X'));
-  const report = JSON.parse(readFileSync(join(dir, 'X', file!), 'utf8'), (_k, v) =>
-    v === null ? Number.NaN : v,
-  ) as Report;
-  return { r, report };
-}
+const monitorPerunScript = (extraEnv: Record<string, string> = {}) =>
+  monitorPythonScript(PERUN_SCRIPT, { ...env, ...extraEnv });
 
 describe("perun's region API (python/perun) under joulegate monitor", { skip }, () => {
   it('records @perun.monitor() and @perun.monitor(region_name=…) regions without perun installed', async () => {
