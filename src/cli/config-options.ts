@@ -40,7 +40,7 @@ export function addConfigOptions(cmd: Command, keys?: readonly string[]): Comman
 }
 
 /** The subcommands that read the configuration, and so perun's global options before them. */
-export const CONFIG_COMMANDS: readonly string[] = ['monitor', 'showconf', 'job-report'];
+export const CONFIG_COMMANDS: readonly string[] = ['monitor', 'showconf', 'job-report', 'sensors'];
 
 /**
  * perun's global options, given before the subcommand (`perun -l DEBUG -c my.ini monitor …`):
@@ -94,6 +94,12 @@ export async function configFromOptions(opts: Record<string, unknown>): Promise<
     process.stderr.write(`joulegate: no ${LOCAL_FILE}; reading perun's ${PERUN_FILE}${ignored}\n`);
     files.push(perun.layer);
   }
+  // A file given with -c (or a joulegate file) may be perun's: its perun-only settings, once.
+  for (const layer of files)
+    if (layer !== perun?.layer && layer.ignored)
+      process.stderr.write(
+        `joulegate: ${layer.origin}: ignored perun settings joulegate has no use for: ${layer.ignored.join(', ')}\n`,
+      );
   // perun's PERUN_<KEY> names, below joulegate's own.
   const layers: ConfigLayer[] = [...files, envLayer(process.env, 'PERUN'), envLayer()];
   const flags: Record<string, string | undefined> = {};

@@ -1,5 +1,6 @@
 import { constants } from 'node:os';
 import { type AttributionSetup, RunAttribution } from '../attribution/run.js';
+import { registeredBackends } from '../backends/registry.js';
 import { cpuEstimator } from '../platform/cpu-estimate.js';
 import { HeapKeeper, preferSmallFootprint } from '../platform/heap.js';
 import type { PlatformIO } from '../platform/platform-io.js';
@@ -19,7 +20,7 @@ import { clearingProgress, ProgressLine } from './progress.js';
 import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from './round-collector.js';
 import { runApp } from './run-app.js';
 import { Sampler, SamplingLoop } from './sampler.js';
-import { selectSeries } from './signals.js';
+import { checkFilters, selectSeries } from './signals.js';
 
 export interface MonitorOptions {
   command: string[];
@@ -29,6 +30,8 @@ export interface MonitorOptions {
   progress?: NodeJS.WriteStream;
   /** Diagnostics (`[debug]` settings); none by default. */
   log?: Logger;
+  /** perun's `-b/--binary`: start the command as given (a `.py` file too). */
+  binary?: boolean;
   /** `--attribute`: report the app's share of the node's energy (docs/attribution.md). */
   attribution?: AttributionSetup;
 }
@@ -48,18 +51,23 @@ const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
  */
 export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const { config, pio } = opts;
-  const command = appCommand(opts.command);
+  // perun's -b/--binary: the command is started as given, never as a script of an interpreter.
+  const command = opts.binary ? [...opts.command] : appCommand(opts.command);
   // The run's id and creation time are its start, not the moment the report is written.
   const started = new Date();
   // The status line of the round running, cleared before any log line (see clearingProgress).
   let progress: ProgressLine | undefined;
   const log = clearingProgress(opts.log ?? SILENT, () => progress);
-  const selection = selectSeries(pio, {
+  const filters = {
     includeSensors: regexesOf(config.monitor.include_sensors),
     excludeSensors: regexesOf(config.monitor.exclude_sensors),
     includeBackends: regexesOf(config.monitor.include_backends),
     excludeBackends: regexesOf(config.monitor.exclude_backends),
-  });
+  };
+  const selection = selectSeries(pio, filters);
+  // perun's names select the same; a typo, or filters that leave nothing, end here (no app run).
+  const backendNames = registeredBackends().map((b) => b.name);
+  for (const w of checkFilters(pio, filters, selection, backendNames)) log.warning(w);
   const series = selection.series;
   const sampler = new Sampler(pio, series, (id, reason) =>
     log.warning(`${id}: read failed (${reason}); its samples are gaps until it reads again`),

@@ -1,4 +1,5 @@
 import { DomainType, domainName } from '../platform/domains.js';
+import { JoulegateError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import { sensorId } from '../platform/sensors.js';
 import {
@@ -13,6 +14,7 @@ import {
   sampledEntries,
 } from '../platform/signal-catalogue.js';
 import { UNITS_NAMES } from '../platform/signal-info.js';
+import { PERUN_BACKEND_NAMES, PERUN_BACKENDS, perunSensorIds } from './perun-names.js';
 
 export {
   DEVICE_GROUPS,
@@ -36,9 +38,13 @@ export const NO_FILTERS: SelectionFilters = {
   excludeBackends: [],
 };
 
-/** perun's rule: prefix match (`re.match`); exclude wins over include. */
-function passes(value: string, include: RegExp[], exclude: RegExp[]): boolean {
-  const matches = (re: RegExp) => re.exec(value)?.index === 0;
+/**
+ * perun's rule: prefix match (`re.match`); exclude wins over include. A pattern may name the
+ * thing in joulegate's words or perun's (`names`); each pattern that matched is added to `used`.
+ */
+function passes(names: readonly string[], include: RegExp[], exclude: RegExp[], used: Set<RegExp>): boolean {
+  const matches = (re: RegExp) => names.some((n) => re.exec(n)?.index === 0);
+  for (const re of [...include, ...exclude]) if (matches(re)) used.add(re);
   if (exclude.length > 0) return !exclude.some(matches);
   return include.length === 0 || include.some(matches);
 }
@@ -59,6 +65,8 @@ export interface Selection {
   series: SeriesSpec[];
   /** Why something expected was not selected (filtered out, wrong units, absent at an index). */
   notes: string[];
+  /** Filter patterns that matched no backend or sensor the catalogue looked at here. */
+  unmatched: RegExp[];
 }
 
 /**
@@ -75,6 +83,8 @@ export function selectSeries(
   const notes: string[] = [];
   const energyGroups = new Set<DeviceGroup>();
   const all = pio.signalNames();
+  const used = new Set<RegExp>();
+  const cpuCount = pio.topology.numDomain(DomainType.Cpu);
   for (const rule of sampledEntries(catalogue)) {
     if (rule.kind === 'power' && energyGroups.has(rule.group)) continue;
     const name = resolveName(namesOf(rule), all);
@@ -85,7 +95,8 @@ export function selectSeries(
       notes.push(`${name}: skipped, units are not ${UNITS_NAMES[units]}`);
       continue;
     }
-    if (!passes(info.backend, filters.includeBackends, filters.excludeBackends)) {
+    const backendNames = [info.backend, ...(PERUN_BACKEND_NAMES[info.backend] ?? [])];
+    if (!passes(backendNames, filters.includeBackends, filters.excludeBackends, used)) {
       notes.push(`${name}: backend ${info.backend} filtered out by configuration`);
       continue;
     }
@@ -94,7 +105,9 @@ export function selectSeries(
     let added = 0;
     for (let index = 0; index < count; index++) {
       const id = sensorId(name, domain, index);
-      if (!passes(id, filters.includeSensors, filters.excludeSensors)) {
+      const shape = { kind: rule.kind, group: rule.group, index, direction: rule.direction };
+      const sensorNames = [id, ...perunSensorIds(shape, cpuCount)];
+      if (!passes(sensorNames, filters.includeSensors, filters.excludeSensors, used)) {
         notes.push(`${id}: filtered out by configuration`);
         continue;
       }
@@ -118,7 +131,8 @@ export function selectSeries(
     }
     if (added > 0 && rule.kind === 'energy') energyGroups.add(rule.group);
   }
-  return { series, notes };
+  const patterns = Object.values(filters).flat() as RegExp[];
+  return { series, notes, unmatched: patterns.filter((re) => !used.has(re)) };
 }
 
 /** A signal's value in the unit the report stores for its kind: utilisation 0..1 → percent. */
@@ -138,4 +152,55 @@ const KIND_WORDS: Record<SeriesKind, string> = {
 export function seriesLabel(s: SeriesSpec): string {
   const what = s.kind === 'bytes' && s.direction ? `${s.direction} traffic` : KIND_WORDS[s.kind];
   return `${s.group.toUpperCase()} ${what}`;
+}
+
+const FILTER_SETTINGS: Readonly<Record<keyof SelectionFilters, string>> = {
+  includeSensors: 'include_sensors',
+  excludeSensors: 'exclude_sensors',
+  includeBackends: 'include_backends',
+  excludeBackends: 'exclude_backends',
+};
+
+/**
+ * What the `[monitor]` filters did, before any app runs: a backend pattern that names no
+ * backend joulegate or perun has is an error (a typo); a sensor pattern that matches nothing
+ * here is a warning (perun's sensor of a GPU this host lacks); filters that leave nothing to
+ * sample are an error naming the sensors there are, in joulegate's and perun's words. Returns
+ * the warnings.
+ */
+export function checkFilters(
+  pio: PlatformIO,
+  filters: SelectionFilters,
+  selection: Selection,
+  backendNames: readonly string[],
+): string[] {
+  const setting = (re: RegExp) =>
+    FILTER_SETTINGS[
+      (Object.keys(FILTER_SETTINGS) as (keyof SelectionFilters)[]).find((k) => filters[k].includes(re))!
+    ];
+  const known = [...backendNames, ...PERUN_BACKENDS];
+  for (const re of [...filters.includeBackends, ...filters.excludeBackends])
+    if (!known.some((n) => re.exec(n)?.index === 0))
+      throw new JoulegateError(
+        `[monitor] ${setting(re)}: "${re.source}" names no backend (joulegate's: ${backendNames.join(', ')}; ` +
+          `perun's: ${PERUN_BACKENDS.join(', ')})`,
+      );
+  const warnings = selection.unmatched
+    .filter((re) => filters.includeSensors.includes(re) || filters.excludeSensors.includes(re))
+    .map((re) => `[monitor] ${setting(re)}: "${re.source}" matches no sensor on this host`);
+  const filtered = Object.values(filters).some((list) => list.length > 0);
+  if (filtered && selection.series.length === 0) {
+    const cpuCount = pio.topology.numDomain(DomainType.Cpu);
+    const here = selectSeries(pio).series.map((s) => {
+      const perun = perunSensorIds(s, cpuCount);
+      const shown = perun.length > 3 ? `${perun[0]}…${perun.at(-1)}` : perun.join(', ');
+      return `${s.id} (${s.backend}${shown ? `; perun: ${shown}` : ''})`;
+    });
+    throw new JoulegateError(
+      `[monitor] the include/exclude settings leave nothing to sample on this host; its sensors: ${
+        here.join(', ') || 'none'
+      }`,
+    );
+  }
+  return warnings;
 }

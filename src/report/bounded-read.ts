@@ -188,7 +188,7 @@ export class ReportReader {
 
 /**
  * Reads one report file (json or hdf5, ours or perun's) within bounds derived from its size;
- * `runId` picks a run of a perun .hdf5 file. Every failure is one line naming the file.
+ * `runId` picks a run of perun's .hdf5 or .json file. Every failure is one line naming the file.
  */
 export async function readReportBounded(path: string, runId?: string, limits?: ReadLimits): Promise<Report> {
   const reader = new ReportReader();

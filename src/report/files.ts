@@ -5,7 +5,7 @@ import { errorMessage, JoulegateError, shortValue } from '../platform/errors.js'
 import { ioReason, makeDirs } from '../platform/make-dirs.js';
 import { writeAll, writeWhole } from '../platform/whole-file.js';
 
-function makeOutputDir(dir: string): void {
+export function makeOutputDir(dir: string): void {
   try {
     makeDirs(dir);
   } catch (err) {

@@ -133,6 +133,14 @@ export function groupValuePlace(group: DeviceGroup, key: GroupValue, method?: En
 /** Attributes of estimated energy and power (on RUN and DEVICE_GROUP nodes). */
 export const ESTIMATED_ATTRS = { energy: 'estimated_energy_J', power: 'estimated_power_W' } as const;
 
+/**
+ * On a Stats metric group over one value: its std is stored as 0.0, as perun stores it (numpy's
+ * std of one value; perun's bench export writes it as the entry's "range", and NaN there is not
+ * JSON), while joulegate's own model has no spread for one value (NaN): this attribute marks it,
+ * and joulegate's reader makes the std NaN again.
+ */
+export const ONE_VALUE_ATTR = 'joulegate_one_value';
+
 /** Attributes joulegate puts on a MULTI_RUN besides the config (perun's `section.option` keys). */
 export const MULTI_RUN_ATTRS = {
   appName: 'app_name',

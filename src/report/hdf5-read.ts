@@ -54,9 +54,45 @@ import {
  * computed from the rounds read, as the monitor computes them.
  */
 export class JoulegateTreeReader extends TreeReader {
-  report(file: Group): Report {
-    const app = this.firstChild(file);
-    const multi = this.firstChild(this.group(app, 'nodes'));
+  /** The runs (MULTI_RUNs) of the file, in the file's order: one, or an accumulating file's all. */
+  runs(file: Group): Group[] {
+    const runs = this.children(this.group(this.firstChild(file), 'nodes'));
+    if (runs.length === 0) throw new TreeError(`${this.firstChild(file).path} holds no run`);
+    return runs;
+  }
+
+  /** Run `runId` of the file (JoulegateError naming the runs there are), or its latest. */
+  pick(file: Group, runId?: string): Group {
+    const runs = this.runs(file);
+    if (runId !== undefined) {
+      const found = runs.find((r) => idOf(r) === runId);
+      if (!found)
+        throw new JoulegateError(
+          `no run ${runId} in this file (it has ${runs.map((r) => idOf(r)).join(', ')})`,
+        );
+      return found;
+    }
+    const when = (r: Group) => {
+      const a = attrsOf(r);
+      return (
+        optionalText(a, MULTI_RUN_ATTRS.createdExact, r.path) ??
+        optionalText(a, MULTI_RUN_ATTRS.created, r.path) ??
+        ''
+      );
+    };
+    return runs.reduce((latest, r) => (when(r) >= when(latest) ? r : latest));
+  }
+
+  report(file: Group, runId?: string): Report {
+    return this.multiRunReport(this.pick(file, runId));
+  }
+
+  /** Every run of the file as a report, in the file's order. */
+  reports(file: Group): Report[] {
+    return this.runs(file).map((multi) => this.multiRunReport(multi));
+  }
+
+  multiRunReport(multi: Group): Report {
     const attrs = attrsOf(multi);
     const runs = this.children(this.group(multi, 'nodes'));
     if (runs.length === 0) throw new TreeError(`${multi.path} has no rounds`);
@@ -404,10 +440,30 @@ function hdf5Reason(err: unknown): string {
 }
 
 /**
- * Reads a report written by writeHdf5 (the first MULTI_RUN of the first APP) from its tree, or
- * one run of a file perun wrote (hdf5-perun-read.ts): `runId`, by default its latest.
+ * Reads a report written by writeHdf5 (`runId`, by default its latest run: a file written with
+ * `hdf5_file = app` holds several) from its tree, or one run of a file perun wrote
+ * (hdf5-perun-read.ts).
  */
 export async function readHdf5(path: string, runId?: string): Promise<Report> {
+  return withTree(path, async (reader, file, fromPerun) => {
+    if (fromPerun) return (await import('./hdf5-perun-read.js')).readPerunTree(reader, file, runId);
+    return reader.report(file, runId);
+  });
+}
+
+/**
+ * Every run of an HDF5 file joulegate wrote (its accumulating `<app>.hdf5`), in the file's
+ * order; undefined for a file perun wrote (joulegate does not rewrite those).
+ */
+export async function readHdf5Runs(path: string): Promise<Report[] | undefined> {
+  return withTree(path, async (reader, file, fromPerun) => (fromPerun ? undefined : reader.reports(file)));
+}
+
+/** Opens `path` and hands its tree to `use`; every failure is one line naming the file. */
+async function withTree<T>(
+  path: string,
+  use: (reader: JoulegateTreeReader, file: Group, fromPerun: boolean) => Promise<T>,
+): Promise<T> {
   checkSignature(path);
   const h5 = await loadH5();
   // HDF5 prints its error stack to stderr (40 lines for a truncated file); thrown instead, it
@@ -425,11 +481,7 @@ export async function readHdf5(path: string, runId?: string): Promise<Report> {
     let fromPerun = false;
     try {
       fromPerun = perun.isPerunTree(reader, file);
-      if (fromPerun) return perun.readPerunTree(reader, file, runId);
-      const report = reader.report(file);
-      if (runId !== undefined && runId !== report.runId)
-        throw new JoulegateError(`${shortValue(path)} holds run ${report.runId} only, not ${runId}`);
-      return report;
+      return await use(reader, file, fromPerun);
     } catch (err) {
       if (err instanceof TreeError)
         throw new ParseError(

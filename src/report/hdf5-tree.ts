@@ -1,5 +1,12 @@
 import type { Stat } from '../monitor/model/report-model.js';
-import { type Dataset, type Group, type H5, metricGroupName, type Node } from './hdf5-layout.js';
+import {
+  type Dataset,
+  type Group,
+  type H5,
+  metricGroupName,
+  type Node,
+  ONE_VALUE_ATTR,
+} from './hdf5-layout.js';
 
 /*
  * Walking an HDF5 tree that perun's layout shapes: groups, datasets, attributes and perun's
@@ -74,7 +81,9 @@ export class TreeReader {
     if (!m) return undefined;
     const a = attrsOf(m);
     const of = (k: string) => requiredNum(a, k, m.path);
-    return { mean: of('mean'), std: of('std'), min: of('min'), max: of('max'), sum: of('sum') };
+    // Over one value the file says 0.0 as perun does; joulegate's report has no spread there.
+    const std = a[ONE_VALUE_ATTR] !== undefined ? Number.NaN : of('std');
+    return { mean: of('mean'), std, min: of('min'), max: of('max'), sum: of('sum') };
   }
 }
 

@@ -26,6 +26,7 @@ import {
   NODE_TYPE,
   naiveLocalTime,
   nodeName,
+  ONE_VALUE_ATTR,
   PERUN_METRICS,
   type PerunUnit,
   RUN_ATTRS,
@@ -84,7 +85,11 @@ function addMetric(
     m.setAttr('agg_type', agg);
     floatAttribute(m, 'value', value);
   } else {
-    for (const k of ['sum', 'mean', 'min', 'max', 'std'] as const) floatAttribute(m, k, value[k]);
+    for (const k of ['sum', 'mean', 'min', 'max'] as const) floatAttribute(m, k, value[k]);
+    // One value has no spread (NaN in the report); perun's files say 0.0 (ONE_VALUE_ATTR).
+    const oneValue = Number.isNaN(value.std);
+    floatAttribute(m, 'std', oneValue ? 0 : value.std);
+    if (oneValue) intAttribute(m, ONE_VALUE_ATTR, 1);
   }
 }
 
@@ -327,12 +332,50 @@ export function writeHdf5(report: Report, fd: number): void {
 
 /** The report as an HDF5 tree (exported for the writer test: the same tree through h5wasm). */
 export function reportTree(report: Report): H5Group {
+  return reportsTree([report]);
+}
+
+/**
+ * The runs of one app as one HDF5 tree, as perun keeps them: one APP whose MULTI_RUNs are the
+ * reports, oldest first (an accumulating `<app>.hdf5`, `hdf5_file = app`). The APP's Stats are
+ * over every round of every run, as perun's; one report's are its own summary.
+ */
+export function reportsTree(reports: readonly Report[]): H5Group {
   const file = rootGroup();
-  const started = naiveLocalTime(report.created);
-  const app = nodeGroup(file, report.app, NODE_TYPE.APP, {
-    creation_dt: started,
-    last_execution_dt: started,
+  const first = reports[0]!;
+  const last = reports.at(-1)!;
+  const app = nodeGroup(file, first.app, NODE_TYPE.APP, {
+    creation_dt: naiveLocalTime(first.created),
+    last_execution_dt: naiveLocalTime(last.created),
   });
+  const hosts = reports.flatMap((r) => r.rounds.map((round) => round.metrics.host));
+  const summary =
+    reports.length === 1
+      ? first.summary
+      : {
+          runtime: stat(hosts.map((h) => h.runtime)),
+          energy: stat(hosts.map((h) => h.facilityEnergy)),
+          power: stat(hosts.map((h) => h.power)),
+          co2: stat(hosts.map((h) => h.co2)),
+          money: stat(hosts.map((h) => h.money)),
+        };
+  addSummary(app, summary);
+  for (const report of reports) addMultiRun(app, report);
+  return file;
+}
+
+/** perun's Stats of a node over its rounds (its summary sentence reads ENERGY, CO2 and MONEY). */
+function addSummary(node: H5Group, summary: Report['summary']) {
+  addMetric(metricsOf(node), 'runtime', 's', summary.runtime!);
+  addMetric(metricsOf(node), 'energy', 'J', summary.energy!);
+  addMetric(metricsOf(node), 'power', 'W', summary.power!);
+  addMetric(metricsOf(node), 'co2', 'g', summary.co2!);
+  // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
+  addMetric(metricsOf(node), 'money', '', summary.money!);
+}
+
+function addMultiRun(app: H5Group, report: Report): void {
+  const started = naiveLocalTime(report.created);
   const multi = nodeGroup(nodesOf(app), report.runId, NODE_TYPE.MULTI_RUN, {
     [MULTI_RUN_ATTRS.appName]: report.app,
     [MULTI_RUN_ATTRS.created]: started,
@@ -347,18 +390,7 @@ export function reportTree(report: Report): H5Group {
   intAttribute(multi, MULTI_RUN_ATTRS.warmupRounds, report.warmupRounds);
   if (report.omittedRounds) intAttribute(multi, MULTI_RUN_ATTRS.omittedRounds, report.omittedRounds);
   addDiagnostics(multi, report.unavailable);
-  const { summary } = report;
-  // The APP's Stats are over all its runs: this file holds one invocation, so they are the
-  // MULTI_RUN's (perun's summary sentence reads ENERGY, CO2 and MONEY there).
-  for (const node of [app, multi]) {
-    addMetric(metricsOf(node), 'runtime', 's', summary.runtime!);
-    addMetric(metricsOf(node), 'energy', 'J', summary.energy!);
-    addMetric(metricsOf(node), 'power', 'W', summary.power!);
-    addMetric(metricsOf(node), 'co2', 'g', summary.co2!);
-    // perun's Unit has no currency: the unit is the MULTI_RUN's price_unit attribute.
-    addMetric(metricsOf(node), 'money', '', summary.money!);
-  }
+  addSummary(multi, report.summary);
   if (report.attribution) addAttribution(multi, report.attribution);
   for (const round of report.rounds) addRound(multi, report, round);
-  return file;
 }

@@ -18,9 +18,33 @@ const WRITERS: Record<string, { ext: string; render: (r: Report) => Promise<stri
 
 export const OUTPUT_FORMATS = [...Object.keys(WRITERS), 'hdf5'];
 
-/** Writes one format into `dir` under a name no other process holds; returns the path. */
-export async function writeFormat(report: Report, format: string, dir: string): Promise<string> {
+/** How the files are written: `appFile`, hdf5 goes into the app's accumulating `<app>.hdf5`. */
+export interface WriteOptions {
+  appFile?: boolean;
+}
+
+/**
+ * Writes one format into `dir` under a name no other process holds; returns the path (for the
+ * accumulating HDF5 file, the run id there when it had to differ).
+ */
+export async function writeFormat(
+  report: Report,
+  format: string,
+  dir: string,
+  opts: WriteOptions = {},
+): Promise<string> {
   const stem = reportStem(report);
+  if (format === 'hdf5' && opts.appFile) {
+    const { addToAppFile, PerunAppFileError } = await import('./hdf5-app-file.js');
+    try {
+      const added = await addToAppFile(report, dir);
+      return added.runId === report.runId ? added.path : `${added.path} (as run ${added.runId})`;
+    } catch (err) {
+      // perun's own <app>.hdf5 stays as it is; this run's file goes beside it.
+      if (!(err instanceof PerunAppFileError)) throw err;
+      return `${await writeFormat(report, format, dir)} (${err.message})`;
+    }
+  }
   if (format === 'hdf5') {
     const { writeHdf5 } = await import('./hdf5.js');
     return writeUnique(dir, stem, 'hdf5', (fd) => writeHdf5(report, fd));
@@ -69,6 +93,7 @@ export async function writeReports(
   formats: readonly string[],
   dir: string,
   say: (line: string) => void,
+  opts: WriteOptions = {},
 ): Promise<boolean> {
   let allWritten = true;
   let jsonFallback: string | undefined;
@@ -79,7 +104,7 @@ export async function writeReports(
     // heap takes a few ms, once per file.
     fullCollection()();
     try {
-      say(`wrote ${await writeFormat(report, format, dir)}`);
+      say(`wrote ${await writeFormat(report, format, dir, opts)}`);
     } catch (err) {
       allWritten = false;
       const failed = `could not write the ${format} report to ${dir}: ${errorMessage(err)}`;
@@ -102,7 +127,7 @@ export async function writeReports(
 /**
  * Reads a report written as json or hdf5 (chosen by the file's suffix), ours or perun's, within
  * bounds of time and memory (bounded-read.ts): files to export come from anywhere. `runId`
- * picks a run of a perun .hdf5 file, which holds every run of its app.
+ * picks a run of perun's .hdf5 or .json file, which holds every run of its app.
  */
 export async function readReport(path: string, runId?: string): Promise<Report> {
   return (await import('./bounded-read.js')).readReportBounded(path, runId);

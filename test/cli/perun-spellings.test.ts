@@ -142,10 +142,191 @@ describe("perun's global options before the subcommand", { skip }, () => {
     assert.equal(r.code, 1);
     assert.equal(
       r.stderr,
-      'Error: -c/--config and -l/--log-lvl before a subcommand apply to monitor, showconf, job-report, not to read\n',
+      'Error: -c/--config and -l/--log-lvl before a subcommand apply to monitor, showconf, job-report, sensors, not to read\n',
     );
     const bad = await runCli(['-l', 'LOUD', 'showconf']);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /^Error: .*log_lvl = "LOUD".*\n$/);
+  });
+});
+
+/** `sensors` rows as [sensor, source]. */
+const sensorRows = (stdout: string) =>
+  [...stdout.matchAll(/^\|\s*([^|\s]+)\s*\|\s*([^|\s]+)\s*\|/gm)]
+    .map((m) => [m[1]!, m[2]!] as const)
+    .filter(([s]) => s !== 'Sensor' && !s.startsWith('-') && !s.startsWith(':'));
+
+describe("perun's flags and names", { skip }, () => {
+  const rapl = copyFixture('energy/amd-epyc');
+  const raplEnv = { JOULEGATE_SYSROOT: rapl };
+
+  it('monitor -b/--binary starts CMD as given: a .py file is not handed to python3', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'plain.py'), 'print("python ran")\n');
+    // As perun's Popen: a bare name is looked up on PATH, a path must be executable.
+    for (const [flag, script, status] of [
+      ['-b', 'plain.py', 127],
+      ['--binary', './plain.py', 126],
+    ] as const) {
+      const r = await runCli(['monitor', flag, '--data_out', dir, '-f', 'json', script], { cwd: dir, env });
+      assert.equal(r.code, status, `${flag} ${script}\n${r.stderr}`);
+      assert.doesNotMatch(r.stdout, /python ran/);
+      assert.match(r.stderr, /^Error: .*plain\.py/m);
+    }
+    const bin = await runCli(['monitor', '-b', '--data_out', dir, '-f', 'json', '-n', 'bin', 'echo', 'hi'], {
+      cwd: dir,
+      env,
+    });
+    assert.equal(bin.code, 0, bin.stderr);
+    assert.match(bin.stdout, /^hi$/m);
+    assert.ok(listing(dir).some((f) => /^bin_.*\.json$/.test(f)));
+  });
+
+  it("sensors --active takes perun's backend and sensor names; --by_rank is --all (one rank)", async () => {
+    const active = async (e: Record<string, string>, ...args: string[]) => {
+      const r = await runCli(['sensors', '--active', ...args], { env: e });
+      assert.equal(r.code, 0, r.stderr);
+      return sensorRows(r.stdout);
+    };
+    assert.deepEqual(await active(raplEnv, '--include_backends', 'powercap_rapl'), [
+      ['CPU_ENERGY-package-0', 'POWERCAP'],
+      ['CPU_ENERGY-package-1', 'POWERCAP'],
+    ]);
+    assert.deepEqual(await active(raplEnv, '--include_sensors', 'cpu_1_package-1'), [
+      ['CPU_ENERGY-package-1', 'POWERCAP'],
+    ]);
+    assert.deepEqual(await active(env, '--include_sensors', 'CPU_USAGE_0 RAM_USAGE'), [
+      ['CPU_UTILIZATION', 'PROCFS'],
+      ['PROCFS::MEMORY_USED', 'PROCFS'],
+    ]);
+    const psutil = await active(env, '--include_backends', 'psutil');
+    assert.equal(psutil.length, 6);
+    assert.ok(psutil.every(([, source]) => source === 'PROCFS'));
+    // The configuration file's filters, as perun's --active reads them.
+    const dir = tempDir();
+    writeFileSync(join(dir, '.perun.ini'), '[monitor]\nexclude_sensors = ^DISK_ NET_\n');
+    const fromFile = await runCli(['sensors', '--active'], { cwd: dir, env: { ...env, HOME: tempDir() } });
+    assert.equal(fromFile.code, 0, fromFile.stderr);
+    assert.deepEqual(
+      sensorRows(fromFile.stdout).map(([s]) => s),
+      ['CPU_UTILIZATION', 'PROCFS::MEMORY_USED'],
+    );
+    const all = await runCli(['sensors', '--all'], { env });
+    const byRank = await runCli(['sensors', '--by_rank'], { env });
+    assert.equal(byRank.code, 0, byRank.stderr);
+    assert.equal(byRank.stdout, all.stdout);
+    const both = await runCli(['sensors', '--all', '--active'], { env });
+    assert.equal(both.code, 1);
+    assert.equal(both.stderr, 'Error: sensors: --all, --by_rank and --active exclude each other\n');
+  });
+
+  it('a run whose filters leave nothing to sample fails before the app starts, naming the sensors', async () => {
+    const dir = tempDir();
+    for (const args of [
+      ['--exclude_backends', 'Intel RAPL'],
+      ['--include_backends', 'nvlm'],
+      ['--include_sensors', 'CUDA:0_POWER'],
+    ]) {
+      const e = args[1] === 'Intel RAPL' ? raplEnv : env;
+      const r = await runCli(['monitor', ...args, '--data_out', dir, '--', 'touch', 'ran'], {
+        cwd: dir,
+        env: e,
+      });
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /^Error: \[monitor\] the include\/exclude settings leave nothing to sample on this host; its sensors: .+\n$/m,
+      );
+      assert.match(
+        r.stderr,
+        e === raplEnv ? /CPU_ENERGY-package-0 \(POWERCAP; perun: cpu_0_package-0\)/ : /RAM_USAGE/,
+      );
+      assert.deepEqual(listing(dir), [], 'the app never ran, no report was written');
+    }
+    const typo = await runCli(
+      ['monitor', '--include_backends', 'psutl', '--data_out', dir, '--', 'touch', 'ran'],
+      {
+        cwd: dir,
+        env,
+      },
+    );
+    assert.equal(typo.code, 1);
+    assert.match(
+      typo.stderr,
+      /^Error: \[monitor\] include_backends: "psutl" names no backend \(joulegate's: .*PROCFS.*; perun's: .*psutil.*\)\n$/,
+    );
+    assert.deepEqual(listing(dir), []);
+    // perun's GPU sensor on a host without one: a warning; the rest is sampled.
+    const some = await runCli(
+      [
+        'monitor',
+        '--include_sensors',
+        'CUDA:0_POWER RAM_USAGE',
+        '-f',
+        'json',
+        '--data_out',
+        dir,
+        '-n',
+        'some',
+        '--',
+        'true',
+      ],
+      { cwd: dir, env },
+    );
+    assert.equal(some.code, 0, some.stderr);
+    assert.match(some.stderr, /include_sensors: "CUDA:0_POWER" matches no sensor on this host/);
+    const report = JSON.parse(readFileSync(join(dir, listing(dir)[0]!), 'utf8')) as {
+      series: { id: string }[];
+    };
+    assert.deepEqual(
+      report.series.map((s) => s.id),
+      ['PROCFS::MEMORY_USED'],
+    );
+  });
+
+  it('-f pickle is refused in one line naming the formats; --run_id SLURM outside a job is the start time', async () => {
+    const dir = tempDir();
+    const pickle = await runCli(['monitor', '-f', 'pickle', '--data_out', dir, '--', 'touch', 'ran'], {
+      cwd: dir,
+      env,
+    });
+    assert.equal(pickle.code, 1);
+    assert.match(
+      pickle.stderr,
+      /^Error: .*pickle is perun's Python pickle .*use hdf5.*expected one or more of text, json, csv, bench, hdf5, html\n$/,
+    );
+    assert.deepEqual(listing(dir), []);
+    const outside = await runCli(
+      ['monitor', '--run_id', 'SLURM', '-n', 'job', '-f', 'json', '--data_out', dir, '--', 'true'],
+      {
+        cwd: dir,
+        env: { ...env, SLURM_JOB_ID: undefined },
+      },
+    );
+    assert.equal(outside.code, 0, outside.stderr);
+    assert.match(
+      outside.stderr,
+      /run_id = SLURM but SLURM_JOB_ID is not set: the run id is the start time, as perun does/,
+    );
+    const inside = await runCli(
+      ['monitor', '--run_id', 'SLURM', '-n', 'job', '-f', 'json', '--data_out', dir, '--', 'true'],
+      {
+        cwd: dir,
+        env: { ...env, SLURM_JOB_ID: '777' },
+      },
+    );
+    assert.equal(inside.code, 0, inside.stderr);
+    assert.deepEqual(
+      listing(dir)
+        .map((f) => f.replace(/\d{4}-\d\d-\d\dT[\d-]+/, 'DATE'))
+        .sort(),
+      ['job_777.json', 'job_DATE.json'],
+    );
+    const exp = await runCli(['export', join(dir, 'job_777.json'), 'pickle']);
+    assert.equal(exp.code, 1);
+    assert.match(
+      exp.stderr,
+      /^Error: pickle is perun's Python pickle .* \(expected one of text, json, csv, bench, html, hdf5\)\n$/,
+    );
   });
 });

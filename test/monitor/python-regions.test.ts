@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pairRegionEvents } from '../../src/monitor/model/regions-pairing.js';
 import type { Report } from '../../src/monitor/model/report-model.js';
-import { run, runCli } from '../helpers/cli.js';
+import { run } from '../helpers/cli.js';
+import { monitorPythonScript } from '../helpers/python-monitor.js';
 import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
@@ -19,24 +20,8 @@ const env = { JOULEGATE_SYSROOT: ROOT, PATH: `/usr/bin:${process.env.PATH}` };
 type Call = Report['rounds'][number]['metrics']['regions'][number];
 
 /** `monitor --data_out X -f json SCRIPT` of a Python script: its report and what it printed. */
-async function monitorScript(source: string, extraEnv: Record<string, string> = {}) {
-  const dir = tempDir();
-  writeFileSync(join(dir, 'train.py'), source);
-  const r = await runCli(
-    ['monitor', '--data_out', 'X', '-f', 'json', '--sampling_period', '0.05', 'train.py'],
-    {
-      cwd: dir,
-      env: { ...env, ...extraEnv },
-    },
-  );
-  assert.equal(r.code, 0, r.stderr);
-  const [file] = readdirSync(join(dir, 'X'));
-  assert.match(file!, /^train_.*\.json$/, 'named after the script');
-  const report = JSON.parse(readFileSync(join(dir, 'X', file!), 'utf8'), (_k, v) =>
-    v === null ? Number.NaN : v,
-  ) as Report;
-  return { r, report, calls: report.rounds[0]!.metrics.regions };
-}
+const monitorScript = (source: string, extraEnv: Record<string, string> = {}) =>
+  monitorPythonScript(source, { ...env, ...extraEnv });
 
 /**
  * The script's own record of its calls: lines `CALL name outer0 inner0 inner1 outer1` on stdout,

@@ -2,8 +2,15 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { run } from '../helpers/cli.js';
-import { monitorJsonHdf5, onlyFile, PERUN_CHECK, python, regionsApp } from '../helpers/hdf5-reports.js';
+import { run, runCli } from '../helpers/cli.js';
+import {
+  monitorJsonHdf5,
+  onlyFile,
+  PERUN_CHECK,
+  python,
+  readReport,
+  regionsApp,
+} from '../helpers/hdf5-reports.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { needsH5py } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
@@ -160,6 +167,54 @@ describe("HDF5 reports as perun's importer reads them", { skip }, () => {
       );
     assert.ok(Number.isFinite(report.rounds[0]!.metrics.host.estimatedEnergy));
     assert.ok(run.metrics.CPU_UTIL, 'utilisation is measured, so it is there');
+  });
+});
+
+describe('one-value Stats as perun stores them', { skip }, () => {
+  it("one round, one call: std 0.0 in the file (perun's bench JSON is valid), NaN again in joulegate's report", async () => {
+    const out = tempDir();
+    const root = copyFixture('vm-1s4c');
+    const report = await monitorJsonHdf5(
+      root,
+      out,
+      ['--sampling-period', '0.02', '--app-name', 'one', '--run-id', 'r1'],
+      [process.execPath, regionsApp(out)],
+    );
+    assert.ok(Number.isNaN(report.summary.runtime!.std), 'one round: no spread in the report');
+    const file = onlyFile(out, /\.hdf5$/);
+    await perunImport(file); // the checker refuses a NaN std
+    // What perun's bench export does with the file's Stats: each std becomes a "range".
+    const bench = await python([
+      '-c',
+      `import h5py, json
+ranges = []
+def visit(name, obj):
+    if isinstance(obj, h5py.Group) and "std" in obj.attrs:
+        ranges.append({"name": name, "range": float(obj.attrs["std"])})
+with h5py.File(${JSON.stringify(file)}, "r") as f:
+    f.visititems(visit)
+print(json.dumps(ranges, allow_nan=False))
+`,
+    ]);
+    const ranges = JSON.parse(bench) as { name: string; range: number }[];
+    const names = ranges.map((r) => r.name);
+    for (const name of [
+      'one/metrics/RUNTIME',
+      'one/nodes/r1/metrics/RUNTIME',
+      'one/nodes/r1/nodes/0/regions/outer/metrics/RUNTIME',
+    ])
+      assert.ok(names.includes(name), `${name} in ${names.join(' ')}`);
+    const rangeOf = (name: string) => ranges.find((r) => r.name === name)!.range;
+    assert.equal(rangeOf('one/metrics/RUNTIME'), 0);
+    assert.equal(rangeOf('one/nodes/r1/nodes/0/regions/outer/metrics/RUNTIME'), 0);
+    // The two step calls (30 and 40 ms) have a spread, which stays.
+    assert.ok(rangeOf('one/nodes/r1/nodes/0/regions/step/metrics/RUNTIME') > 0.001);
+    // joulegate reads its own one-value Stats back as no spread.
+    const r = await runCli(['export', file, 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const again = readReport(r.stdout.trim());
+    assert.ok(Number.isNaN(again.summary.power!.std) && Number.isNaN(again.summary.runtime!.std));
+    assert.equal(again.summary.runtime!.mean, report.summary.runtime!.mean);
   });
 });
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { stat } from '../../src/monitor/model/round-stats.js';
 import { runCli } from '../helpers/cli.js';
 import { FIXTURES_PERUN_MAKE, PERUN_CHECK, parseReport, python } from '../helpers/hdf5-reports.js';
 import { needsH5py, whenMet } from '../helpers/requirements.js';
-import { tempDir } from '../helpers/tmp.js';
+import { FIXTURES, tempDir } from '../helpers/tmp.js';
 
 const skip = needsH5py();
 
@@ -117,5 +117,56 @@ describe("export reads perun's .hdf5 (APP → MULTI_RUN → RUN → NODE → DEV
       return r;
     };
     assert.deepEqual(withoutRegionStats(again.stdout.trim()), withoutRegionStats(await exportTo('json')));
+  });
+});
+
+/** perun's JSON export of the same file (test/fixtures/perun_json_make.py, with a bare NaN). */
+const perunJson = join(dir, 'json-export', 'mnist.json');
+await whenMet(skip, async () => {
+  mkdirSync(dirname(perunJson), { recursive: true });
+  await python([join(FIXTURES, 'perun_json_make.py'), perunFile, perunJson], 'perun_json_make.py');
+});
+
+describe("export reads perun's JSON export as well", { skip }, () => {
+  it('gives the report its .hdf5 gives, run by run (-i), NaN written the Python way included', async () => {
+    assert.match(readFileSync(perunJson, 'utf8'), /\bNaN\b/, 'the fixture holds a bare NaN');
+    for (const id of [[], ['-i', '2026-01-01T10:00:00']]) {
+      const fromJson = await runCli(['export', ...id, perunJson, join(dir, `from-json${id.length}`), 'json']);
+      assert.equal(fromJson.code, 0, fromJson.stderr);
+      const fromHdf5 = await exportTo('json', id);
+      const a = parseReport(readFileSync(fromJson.stdout.trim(), 'utf8'));
+      const b = parseReport(readFileSync(fromHdf5, 'utf8'));
+      assert.deepEqual(a, b);
+      assert.equal(a.runId, id.length ? '2026-01-01T10:00:00' : 'job42');
+    }
+    const text = await runCli(['export', perunJson, join(dir, 'from-json-text'), 'text']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      readFileSync(text.stdout.trim(), 'utf8'),
+      /\| +0 \| +All \| 5\.000 s \| 850\.000 J \| 170\.000 W \|/,
+    );
+  });
+
+  it('names the runs when -i is wrong, and says what is wrong with a damaged export in one line', async () => {
+    const bad = await runCli(['export', '-i', 'nope', perunJson, 'json']);
+    assert.equal(bad.code, 1);
+    assert.equal(
+      bad.stderr,
+      `Error: ${perunJson}: no run nope in this perun file (it has 2026-01-01T10:00:00, job42)\n`,
+    );
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{"id": "mnist", "type": 1, "nodes": [{"r": {"id": "r", "type": 7}}]}');
+    const r = await runCli(['export', broken, 'json']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^Error: .*broken\.json: not a perun JSON export: .*\n$/);
+    const ours = await runCli([
+      'export',
+      '-i',
+      'x',
+      join(dir, 'from-json0', readdirSync(join(dir, 'from-json0'))[0]!),
+      'text',
+    ]);
+    assert.equal(ours.code, 1);
+    assert.match(ours.stderr, /--id picks a run of perun's \.hdf5 or \.json file only\n$/);
   });
 });

@@ -19,6 +19,7 @@ export function register(program: Command): void {
     .argument('<command...>', 'the app and its arguments')
     .passThroughOptions();
   addConfigOptions(cmd);
+  cmd.option('-b, --binary', "perun's flag: start CMD as given, also a .py or .sh file (no python3 or sh)");
   addIdleOptions(addConsumerOptions(cmd));
   cmd.action(async (command: string[], _own: Record<string, unknown>, self: Command) => {
     const opts = optionsWithGlobals(self);
@@ -32,7 +33,10 @@ export function register(program: Command): void {
         import('../../monitor/log.js'),
       ]);
     // Before the app starts: a report that cannot be written must not cost a long run.
+    // perun's habit (hdf5_file = app): its <app>.hdf5 gets every run, whatever the formats.
+    const appFile = config.output.hdf5_file === 'app';
     const formats = formatsOf(config.output.format);
+    if (appFile && !formats.includes('hdf5')) formats.push('hdf5');
     await checkOutput(formats, config.output.data_out);
     const log = createLogger({ level: config.debug.log_lvl, file: config.debug.log_file });
     // Named consumers are resolved before the app starts: a wrong job id costs no run.
@@ -41,7 +45,8 @@ export function register(program: Command): void {
     const progress = process.stderr.isTTY ? process.stderr : undefined;
     let result: Awaited<ReturnType<typeof runMonitor>>;
     try {
-      result = await runMonitor({ command, config, pio, progress, log, attribution });
+      const binary = opts.binary === true;
+      result = await runMonitor({ command, config, pio, progress, log, attribution, binary });
     } catch (err) {
       if (!(err instanceof AppStartError)) throw err;
       process.stderr.write(`Error: ${err.message}\n`);
@@ -56,8 +61,12 @@ export function register(program: Command): void {
     for (const sig of INTERRUPTS) process.on(sig, holdOn);
     let allWritten: boolean;
     try {
-      allWritten = await writeReports(report, formats, config.output.data_out, (line) =>
-        process.stderr.write(`joulegate: ${line}\n`),
+      allWritten = await writeReports(
+        report,
+        formats,
+        config.output.data_out,
+        (line) => process.stderr.write(`joulegate: ${line}\n`),
+        { appFile },
       );
       if (formats.includes('text'))
         process.stdout.write((await import('../../report/text.js')).renderText(report));

@@ -5,9 +5,14 @@ export type IniData = Record<string, Record<string, string>>;
 
 /**
  * Parses the INI subset perun's files use: `[section]`, `key = value`, `;`/`#` comments on their
- * own line or after a value (preceded by whitespace). A line that is none of these is an error
- * naming the file and line.
+ * own line or after a value (preceded by whitespace), and a bare `key`: perun writes a setting
+ * that is unset (`app_name`, `run_id`, `log_file`) without a value (`perun showconf`), which
+ * means "not set here", so it is left out. A line that is none of these is an error naming the
+ * file and line.
  */
+/** A key written alone on its line (perun's unset setting). */
+const VALUELESS_KEY = /^[\w.-]+$/;
+
 export function parseIni(text: string, origin: string): IniData {
   const out: IniData = {};
   let section: string | undefined;
@@ -23,6 +28,10 @@ export function parseIni(text: string, origin: string): IniData {
     const eq = line.indexOf('=');
     const colon = line.indexOf(':');
     const sep = eq >= 0 && (colon < 0 || eq < colon) ? eq : colon;
+    if (sep < 0 && VALUELESS_KEY.test(line)) {
+      if (section === undefined) throw new ParseError(`${origin}:${i + 1}: key outside any [section]`);
+      return;
+    }
     if (sep <= 0)
       throw new ParseError(`${origin}:${i + 1}: expected "key = value" or "[section]", got "${raw.trim()}"`);
     if (section === undefined) throw new ParseError(`${origin}:${i + 1}: key outside any [section]`);

@@ -9,7 +9,16 @@ import { CONFIG_SCHEMA, type Config, type ConfigKeySpec, type Section } from './
 export interface ConfigLayer {
   origin: string;
   data: IniData;
+  /** perun's settings joulegate has no use for, found in this file and left out (`section.key`). */
+  ignored?: string[];
 }
+
+/**
+ * perun's settings that joulegate has no counterpart for, accepted in any configuration file and
+ * ignored with a notice: `queue_timeout` bounds how long perun waits for its sampling
+ * subprocess's data, and joulegate has no such process.
+ */
+export const PERUN_ONLY_SETTINGS: readonly string[] = ['monitor.queue_timeout'];
 
 const SECTIONS = Object.keys(CONFIG_SCHEMA) as Section[];
 
@@ -52,7 +61,16 @@ export function fileLayer(path: string): ConfigLayer | undefined {
   } catch (err) {
     throw new JoulegateError(`${path}: ${errorMessage(err)}`);
   }
-  return { origin: path, data: parseIni(text, path) };
+  const data = parseIni(text, path);
+  const ignored: string[] = [];
+  for (const name of PERUN_ONLY_SETTINGS) {
+    const [section, key] = [name.slice(0, name.lastIndexOf('.')), name.slice(name.lastIndexOf('.') + 1)];
+    if (data[section] && key in data[section]) {
+      delete data[section][key];
+      ignored.push(name);
+    }
+  }
+  return { origin: path, data, ...(ignored.length > 0 ? { ignored } : {}) };
 }
 
 /**
@@ -78,7 +96,7 @@ export function perunFileLayer(path: string): { layer: ConfigLayer; ignored: str
   const file = fileLayer(path);
   if (!file) return undefined;
   const data: IniData = {};
-  const ignored: string[] = [];
+  const ignored: string[] = [...(file.ignored ?? [])];
   for (const [section, keys] of Object.entries(file.data)) {
     for (const [key, value] of Object.entries(keys)) {
       if (keySchema(section, key)) sectionIn(data, section)[key] = value;
@@ -109,9 +127,13 @@ export function fileLayers(localPath = './.joulegate.ini', home = homedir()): Co
 
 /**
  * Merges layers (later wins) and validates every value where it came from: a bad value is one
- * error naming the file (or env/CLI), the section and the key.
+ * error naming the file (or env/CLI), the section and the key. `notice` gets what changed a
+ * setting (run_id = SLURM outside a Slurm job).
  */
-export function resolveConfig(layers: readonly ConfigLayer[]): Config {
+export function resolveConfig(
+  layers: readonly ConfigLayer[],
+  notice: (line: string) => void = (line) => process.stderr.write(`joulegate: ${line}\n`),
+): Config {
   const out: Record<string, Record<string, unknown>> = {};
   for (const layer of [defaultLayer(), ...layers]) {
     for (const [section, keys] of Object.entries(layer.data)) {
@@ -130,9 +152,13 @@ export function resolveConfig(layers: readonly ConfigLayer[]): Config {
     }
   }
   if (out.output!.run_id === 'SLURM') {
+    // perun's fallback outside a job: the run's start time, the id of a run without one.
     const job = process.env.SLURM_JOB_ID;
-    if (!job) throw new JoulegateError('[output] run_id = SLURM but SLURM_JOB_ID is not set');
-    out.output!.run_id = job;
+    if (!job)
+      notice(
+        '[output] run_id = SLURM but SLURM_JOB_ID is not set: the run id is the start time, as perun does',
+      );
+    out.output!.run_id = job ?? '';
   }
   return out as Config;
 }

@@ -26,7 +26,17 @@ const number = (min: number, max = Number.POSITIVE_INFINITY) =>
 const int = (min: number) =>
   z.coerce.number().check(z.refine(Number.isSafeInteger, 'expected an integer'), z.minimum(min));
 export const FORMATS = ['text', 'json', 'csv', 'bench', 'hdf5', 'html'] as const;
+/**
+ * perun's `pickle` format is Python's pickle of perun's own classes (perun.data_model), which only
+ * an installed perun can load; joulegate has no such classes to write, and its HDF5 holds the
+ * same tree in a form perun and h5py read. Refused, saying so.
+ */
+export const PICKLE_REFUSED = `pickle is perun's Python pickle of its own classes, which only perun loads; use hdf5 (perun reads it)`;
 const formatList = z.string().check(
+  z.refine(
+    (s) => !s.split(/[\s,]+/).includes('pickle'),
+    `${PICKLE_REFUSED}: expected one or more of ${FORMATS.join(', ')}`,
+  ),
   z.refine(
     (s) =>
       s.split(/[\s,]+/).filter(Boolean).length > 0 &&
@@ -141,6 +151,15 @@ export const CONFIG_SCHEMA = {
       schema: z.string().check(z.minLength(1)),
       default: './joulegate_results',
       flag: { help: 'output directory' },
+    },
+    hdf5_file: {
+      schema: z.enum(['run', 'app']),
+      default: 'run',
+      flag: {
+        help:
+          "run: one <app>_<run id>.hdf5 per run (with -f hdf5); app: perun's habit, every run added to " +
+          'one <app>.hdf5 in data_out (written whatever -f says; export -i picks a run)',
+      },
     },
   },
   benchmarking: {

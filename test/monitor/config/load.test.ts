@@ -75,13 +75,19 @@ describe('configuration', () => {
     );
   });
 
-  it('run_id = SLURM takes $SLURM_JOB_ID', () => {
+  it('run_id = SLURM takes $SLURM_JOB_ID, and the start time outside a job', () => {
     const saved = process.env.SLURM_JOB_ID;
     process.env.SLURM_JOB_ID = '4242';
     try {
       assert.equal(resolveConfig([flatLayer('cli', { run_id: 'SLURM' })]).output.run_id, '4242');
       delete process.env.SLURM_JOB_ID;
-      assert.throws(() => resolveConfig([flatLayer('cli', { run_id: 'SLURM' })]), /SLURM_JOB_ID is not set/);
+      // Outside a job, as perun does: the start time (the empty default), with a notice.
+      const notices: string[] = [];
+      const config = resolveConfig([flatLayer('cli', { run_id: 'SLURM' })], (l) => notices.push(l));
+      assert.equal(config.output.run_id, '');
+      assert.deepEqual(notices, [
+        '[output] run_id = SLURM but SLURM_JOB_ID is not set: the run id is the start time, as perun does',
+      ]);
     } finally {
       if (saved === undefined) delete process.env.SLURM_JOB_ID;
       else process.env.SLURM_JOB_ID = saved;

@@ -80,3 +80,110 @@ describe("perun's configuration", () => {
     assert.match(bad.stderr, /^Error: environment \(PERUN_<KEY>\): \[post-processing\] pue = "0\.3": .*\n$/);
   });
 });
+
+/**
+ * perun's configuration as `perun showconf > .perun.ini` writes it (Python's configparser with
+ * perun's defaults): `key = value` with a trailing space after an empty value, a bare key for a
+ * setting that is unset, a blank line after each section, and perun's queue_timeout.
+ */
+const SHOWCONF = [
+  '[post-processing]',
+  'power_overhead = 0',
+  'pue = 1.0',
+  'emissions_factor = 230.0',
+  'price_factor = 0.2678',
+  'price_unit = €',
+  '',
+  '[monitor]',
+  'sampling_period = 1',
+  'queue_timeout = 60',
+  'include_backends = ',
+  'include_sensors = ',
+  'exclude_backends = ',
+  'exclude_sensors = ',
+  '',
+  '[output]',
+  'app_name',
+  'run_id',
+  'format = text',
+  'data_out = ./perun_results',
+  '',
+  '[benchmarking]',
+  'rounds = 1',
+  'warmup_rounds = 0',
+  'metrics = runtime,energy',
+  'region_metrics = runtime,power',
+  '',
+  '[benchmarking.units]',
+  'joule = k',
+  'second = ',
+  'percent = ',
+  'watt = ',
+  'byte = G',
+  '',
+  '[debug]',
+  'log_lvl = WARNING',
+  'log_file',
+  '',
+  '',
+].join('\n');
+
+describe("perun's configuration as perun writes it", () => {
+  const env = () => ({ HOME: tempDir(), JOULEGATE_SYSROOT: copyFixture('vm-1s4c') });
+
+  it('`perun showconf > .perun.ini`: bare keys are unset, queue_timeout named once and ignored', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.perun.ini'), SHOWCONF);
+    const e = env();
+    const { config, stderr } = await showconf(dir, e);
+    assert.equal(
+      stderr,
+      "joulegate: no ./.joulegate.ini; reading perun's ./.perun.ini (ignored, not joulegate settings: monitor.queue_timeout)\n",
+    );
+    assert.equal(config.output!.app_name, '');
+    assert.equal(config.output!.run_id, '');
+    assert.equal(config.debug!.log_file, '');
+    assert.equal(config.output!.data_out, './perun_results');
+    assert.equal(config.benchmarking!.region_metrics, 'runtime,power');
+    assert.equal(config.monitor!.queue_timeout, undefined);
+    // Every command reads it: a run named after its command, the report in perun's directory.
+    const r = await runCli(['monitor', '-f', 'json', '--', 'true'], { cwd: dir, env: e });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr.match(/queue_timeout/g)?.length, 1, r.stderr);
+    assert.match(readdirSync(join(dir, 'perun_results')).join(' '), /^true_.*\.json$/);
+  });
+
+  it('the same file given with -c: perun-only settings named once, in one line, and ignored', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'perun.ini'), SHOWCONF.replace('format = text', 'format = csv'));
+    const e = env();
+    const { config, stderr } = await showconf(dir, e, ['-c', 'perun.ini']);
+    assert.equal(
+      stderr,
+      'joulegate: perun.ini: ignored perun settings joulegate has no use for: monitor.queue_timeout\n',
+    );
+    assert.equal(config.output!.format, 'csv');
+    const r = await runCli(['monitor', '-c', 'perun.ini', '--data_out', 'out', '--', 'true'], {
+      cwd: dir,
+      env: e,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(readdirSync(join(dir, 'out')).join(' '), /^true_.*\.csv$/);
+  });
+
+  it('still refuses a line that is no setting, and a setting joulegate does not know in its own file', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'bad.ini'), '[output]\napp name here\n');
+    writeFileSync(join(dir, 'typo.ini'), '[monitor]\nsampling_perod = 1\n');
+    const e = env();
+    const bad = await runCli(['showconf', '-c', 'bad.ini'], { cwd: dir, env: e });
+    assert.equal(bad.code, 1);
+    assert.equal(
+      bad.stderr,
+      'Error: bad.ini:2: expected "key = value" or "[section]", got "app name here"\n',
+    );
+    const typo = await runCli(['showconf', '-c', 'typo.ini'], { cwd: dir, env: e });
+    assert.equal(typo.code, 1);
+    assert.equal(typo.stderr, 'Error: typo.ini: [monitor] unknown key sampling_perod\n');
+  });
+});
