@@ -214,8 +214,13 @@ export function roundMetrics(
 
   const measured = hostTotal(energyParts(energyGroups));
   const energy = measured.energy + post.powerOverhead * runtime;
+  // The estimate is of the app's run: its utilisation inside [0, runtime]. The samples reach past
+  // both ends (one before the spawn, one after the exit), and their whole span over the runtime
+  // would exceed the model's maximum for short apps.
   const estimatedEnergy =
-    estimated && estimated.perSeries[0]!.length > 0 ? total(estimated.perSeries[0]!) : Number.NaN;
+    estimated && estimated.perSeries[0]!.length > 0
+      ? energyWithin(estimated.perSeries[0]!, 0, runtime)
+      : Number.NaN;
   const facilityEnergy = energy * post.pue;
   const kwh = facilityEnergy / J_PER_KWH;
   const host: HostMetrics = {
