@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
@@ -155,6 +156,17 @@ describe('HTML report in headless Chromium', { skip }, () => {
   });
 });
 
+/** An edited report (a failed read is null in JSON) as `joulegate export` writes its HTML into `dir`. */
+async function exportHtml(report: Report, dir: string): Promise<void> {
+  const edited = join(dir, 'edited.json');
+  writeFileSync(
+    edited,
+    JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
+  );
+  const r = await runCli(['export', edited, dir, 'html']);
+  assert.equal(r.code, 0, r.stderr);
+}
+
 describe('failed reads in the HTML report', () => {
   it('draws a gap in the line, not a drop to 0', async () => {
     const report = readReport(onlyFile(out, /\.json$/));
@@ -163,13 +175,7 @@ describe('failed reads in the HTML report', () => {
     const failed = [5, 6, Math.floor(round.times.length / 2)];
     for (const k of failed) round.values[i]![k] = Number.NaN;
     const dir = tempDir();
-    const edited = join(dir, 'edited.json');
-    writeFileSync(
-      edited,
-      JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
-    );
-    const r = await runCli(['export', edited, dir, 'html']);
-    assert.equal(r.code, 0, r.stderr);
+    await exportHtml(report, dir);
     const exported = readFileSync(onlyFile(dir, /\.html$/), 'utf8');
     const round0 = exported.slice(0, exported.indexOf('<summary>round 1'));
     const paths = (name: string) =>
@@ -241,13 +247,7 @@ clearInterval(counters);
     report.series.findIndex((x) => x.id === id),
   );
   for (const round of report.rounds) round.values[p1!] = [...round.values[p0!]!];
-  const twins = join(dir, 'twins.json');
-  writeFileSync(
-    twins,
-    JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
-  );
-  const exported = await runCli(['export', twins, dir, 'html']);
-  assert.equal(exported.code, 0, exported.stderr);
+  await exportHtml(report, dir);
   return { dir, page: onlyFile(dir, /\.html$/), report };
 }
 
