@@ -94,20 +94,26 @@ const chromium = (args: string[]) =>
     },
   );
 
+/** A PNG of the page 1000 px wide and `height` px high at `shot`; Chromium's run for its log. */
+async function screenshot(page: string, shot: string, height: number) {
+  const r = await chromium([
+    '--hide-scrollbars',
+    `--window-size=1000,${height}`,
+    `--screenshot=${shot}`,
+    `file://${page}`,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const png = readFileSync(shot);
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.ok(png.length > 20_000, `screenshot of ${png.length} bytes`);
+  return r;
+}
+
 describe('HTML report in headless Chromium', { skip }, () => {
   it('renders with no console errors; the screenshot is taken', async (t) => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: install Debian's chromium (.ci/run does)`);
     const shot = join(out, 'report.png');
-    const r = await chromium([
-      '--hide-scrollbars',
-      '--window-size=1000,2400',
-      `--screenshot=${shot}`,
-      `file://${page}`,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const png = readFileSync(shot);
-    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    assert.ok(png.length > 20_000, `screenshot of ${png.length} bytes`);
+    const r = await screenshot(page, shot, 2400);
     // Console messages reach Chromium's log as CONSOLE lines; the page has none to give.
     assert.doesNotMatch(r.stderr, /CONSOLE|Uncaught/);
     t.diagnostic(`screenshot: ${shot} (JOULEGATE_KEEP_TMP=1 keeps it)`);
@@ -307,14 +313,7 @@ describe('HTML report at any sampling period, in headless Chromium', { skip }, (
       const round = report.rounds[0]!;
       const samples = round.times.length;
       const shot = join(dir, keep);
-      const s = await chromium([
-        '--hide-scrollbars',
-        '--window-size=1000,1500',
-        `--screenshot=${shot}`,
-        `file://${page}`,
-      ]);
-      assert.equal(s.code, 0, s.stderr);
-      assert.ok(readFileSync(shot).length > 20_000);
+      await screenshot(page, shot, 1500);
       t.diagnostic(`${samples} samples; screenshot: ${shot} (JOULEGATE_KEEP_TMP=1 keeps it)`);
       const r = await chromium(['--dump-dom', `file://${page}`]);
       assert.equal(r.code, 0, r.stderr);
