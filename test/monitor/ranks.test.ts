@@ -15,10 +15,10 @@ import { rankIdentity } from '../../src/monitor/ranks.js';
 import { runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { until } from '../helpers/poll.js';
+import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
 
 const RAPL = 'sys/class/powercap';
-const DIST = new URL('../../dist/index.js', import.meta.url).pathname;
 
 /** Adds `joules` to a fixture's RAPL zone in place (one write of the same length, never truncated). */
 function advance(root: string, zone: number, joules: number): void {
@@ -29,23 +29,27 @@ function advance(root: string, zone: number, joules: number): void {
   closeSync(fd);
 }
 
+/** Debian's interpreter, as CI has it. */
+const PYTHON = '/usr/bin/python3';
+const skip = needsTool('python3');
+
 /**
- * An app per rank: says it started, records a region `work` until the test lets it go, and says
+ * A Python app per rank (the package's `joulegate` module, which the monitor puts on its
+ * PYTHONPATH): says it started, records a region `work` until the test lets it go, and says
  * when it is about to exit.
  */
 function rankApp(dir: string): string {
-  const app = join(dir, 'rank-app.mjs');
+  const app = join(dir, 'rank_app.py');
   writeFileSync(
     app,
-    `import { existsSync, writeFileSync } from 'node:fs';
-import { measure } from ${JSON.stringify(DIST)};
-const rank = process.env.SLURM_PROCID;
-const ctl = ${JSON.stringify(dir)};
-writeFileSync(ctl + '/started-' + rank, '');
-await measure('work', async () => {
-  while (!existsSync(ctl + '/stop-' + rank)) await new Promise((r) => setTimeout(r, 10));
-});
-writeFileSync(ctl + '/exiting-' + rank, '');
+    `import os, time, joulegate
+rank = os.environ["SLURM_PROCID"]
+ctl = ${JSON.stringify(dir)}
+open(os.path.join(ctl, "started-" + rank), "w").close()
+with joulegate.region("work"):
+    while not os.path.exists(os.path.join(ctl, "stop-" + rank)):
+        time.sleep(0.01)
+open(os.path.join(ctl, "exiting-" + rank), "w").close()
 `,
   );
   return app;
@@ -65,7 +69,7 @@ function monitorRank(o: { root: string; ctl: string; xdg: string; app: string; j
       '-n',
       'ranks',
       '--',
-      process.execPath,
+      PYTHON,
       o.app,
     ],
     {
@@ -110,7 +114,9 @@ describe('several ranks of one job on one node', () => {
     assert.equal(rankIdentity({ JOULEGATE_JOB_KEY: 'mine', PMI_RANK: '0' })!.key, 'key-mine');
   });
 
-  it('4 monitors started at once measure the node once, the sampler outliving its own app', async () => {
+  it('4 monitors started at once measure the node once, the sampler outliving its own app', {
+    skip,
+  }, async () => {
     const root = copyFixture('energy/amd-epyc');
     const ctl = tempDir();
     const xdg = tempDir();
@@ -170,7 +176,9 @@ describe('several ranks of one job on one node', () => {
     assert.ok(Math.abs(job_.nodes[0]!.joules - 65) < 1e-6, jr.stdout);
   });
 
-  it('a crashed sampler: the other ranks finish and say so; the next monitor of the job takes over', async () => {
+  it('a crashed sampler: the other ranks finish and say so; the next monitor of the job takes over', {
+    skip,
+  }, async () => {
     const root = copyFixture('energy/amd-epyc');
     const ctl = tempDir();
     const xdg = tempDir();
