@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { combineReports } from '../../src/cluster/job-report/from-reports.js';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { rankIdentity } from '../../src/monitor/ranks.js';
 import { runCli } from '../helpers/cli.js';
@@ -28,6 +29,8 @@ function advance(root: string, zone: number, joules: number): void {
   writeSync(fd, next, 0);
   closeSync(fd);
 }
+
+const FACTORS = { pue: 1, emissionsFactor: 0, priceFactor: 0, priceUnit: 'EUR' };
 
 /** Debian's interpreter, as CI has it. */
 const PYTHON = '/usr/bin/python3';
@@ -174,6 +177,17 @@ describe('several ranks of one job on one node', () => {
     const job_ = JSON.parse(jr.stdout) as { nodes: { joules: number }[]; notes: string[] };
     assert.equal(job_.nodes.length, 1);
     assert.ok(Math.abs(job_.nodes[0]!.joules - 65) < 1e-6, jr.stdout);
+    // Reports without the ranks note (as from HDF5, which does not keep it): the one that
+    // measured energy is the node's, whichever rank ran longest.
+    const bare = reports.map((report, r) => {
+      const { ranks: _ranks, ...rest } = structuredClone(report);
+      // As if this rank's app had run longer than the sampler's wait.
+      if (r !== sampler) rest.rounds[0]!.metrics.host.runtime = 1e6;
+      return { path: `rank-${r}`, report: rest as Report };
+    });
+    const combined = combineReports(bare, undefined, { job: job, source: 'test' }, FACTORS);
+    assert.equal(combined.nodes.length, 1);
+    assert.ok(Math.abs(combined.nodes[0]!.joules - 65) < 1e-6, `${combined.nodes[0]!.joules} J`);
   });
 
   it('a crashed sampler: the other ranks finish and say so; the next monitor of the job takes over', {

@@ -57,6 +57,16 @@ function reportDevices(r: Report): DeviceWindowEnergy[] {
   return devices;
 }
 
+/** Whether a report measured energy or power (a rank's report that left the node to its sampler did not). */
+const measuresEnergy = (r: Report) => r.series.some((s) => s.kind === 'energy' || s.kind === 'power');
+
+/**
+ * Of two reports of one host: the one that measured energy (a file without the `ranks` note, an
+ * HDF5 one, may be another rank's), else the longer run.
+ */
+const preferred = (a: Report, b: Report) =>
+  measuresEnergy(a) !== measuresEnergy(b) ? measuresEnergy(a) : runtimeOf(a) > runtimeOf(b);
+
 /** Combines per-node monitor reports; `nodes`: the job's nodes, when known (missing ones are gaps). */
 export function combineReports(
   reports: readonly { path: string; report: Report }[],
@@ -77,11 +87,11 @@ export function combineReports(
       continue;
     }
     const kept = byHost.get(entry.report.host);
-    if (kept === undefined || runtimeOf(entry.report) > runtimeOf(kept.report))
-      byHost.set(entry.report.host, entry);
+    if (kept === undefined || preferred(entry.report, kept.report)) byHost.set(entry.report.host, entry);
     if (kept !== undefined) {
       notes.push(
-        `${entry.report.host}: two reports (${kept.path}, ${entry.path}); the longest run is used, not both (one node, one count)`,
+        `${entry.report.host}: two reports (${kept.path}, ${entry.path}); the one that measured energy, ` +
+          'else the longest run, is used, not both (one node, one count)',
       );
     }
   }
