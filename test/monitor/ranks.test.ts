@@ -99,6 +99,18 @@ function meetingDir(xdg: string): string {
 const samplerClaim = (xdg: string) =>
   JSON.parse(readFileSync(join(meetingDir(xdg), 'sampler'), 'utf8')) as { rank: string; pid: number };
 
+/** `n` ranks of `job` started at once on a fresh fixture node; resolves once every rank app runs. */
+async function startRanks(n: number, job: string) {
+  const root = copyFixture('energy/amd-epyc');
+  const ctl = tempDir();
+  const xdg = tempDir();
+  const app = rankApp(ctl);
+  const ranks = Array.from({ length: n }, (_, r) => r);
+  const runs = ranks.map((rank) => monitorRank({ root, ctl, xdg, app, job, rank }));
+  await until(() => ranks.every((r) => existsSync(join(ctl, `started-${r}`))), 'every rank app started');
+  return { root, ctl, xdg, app, job, runs };
+}
+
 describe('several ranks of one job on one node', () => {
   it('names the job and rank from Slurm, Open MPI, PMIx, PMI or the launcher; nothing outside a launch', () => {
     assert.equal(rankIdentity({}), undefined);
@@ -120,16 +132,8 @@ describe('several ranks of one job on one node', () => {
   it('4 monitors started at once measure the node once, the sampler outliving its own app', {
     skip,
   }, async () => {
-    const root = copyFixture('energy/amd-epyc');
-    const ctl = tempDir();
-    const xdg = tempDir();
-    const app = rankApp(ctl);
     const job = `t${process.pid}`;
-    const runs = [0, 1, 2, 3].map((rank) => monitorRank({ root, ctl, xdg, app, job, rank }));
-    await until(
-      () => [0, 1, 2, 3].every((r) => existsSync(join(ctl, `started-${r}`))),
-      'every rank app started',
-    );
+    const { root, ctl, xdg, runs } = await startRanks(4, job);
     const sampler = Number(samplerClaim(xdg).rank);
     // 40 J while all run; the sampler's app ends first; 25 J more while the others still run.
     advance(root, 0, 40);
@@ -193,16 +197,8 @@ describe('several ranks of one job on one node', () => {
   it('a crashed sampler: the other ranks finish and say so; the next monitor of the job takes over', {
     skip,
   }, async () => {
-    const root = copyFixture('energy/amd-epyc');
-    const ctl = tempDir();
-    const xdg = tempDir();
-    const app = rankApp(ctl);
-    const o = { root, ctl, xdg, app, job: `c${process.pid}` };
-    const runs = [0, 1, 2].map((rank) => monitorRank({ ...o, rank }));
-    await until(
-      () => [0, 1, 2].every((r) => existsSync(join(ctl, `started-${r}`))),
-      'every rank app started',
-    );
+    const o = await startRanks(3, `c${process.pid}`);
+    const { ctl, xdg, runs } = o;
     const claim = samplerClaim(xdg);
     process.kill(claim.pid, 'SIGKILL');
     // Its app is left running (as after a crash of the monitor alone): let every app go.
