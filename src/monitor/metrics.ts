@@ -214,8 +214,13 @@ export function roundMetrics(
 
   const measured = hostTotal(energyParts(energyGroups));
   const energy = measured.energy + post.powerOverhead * runtime;
-  const estimatedEnergy =
-    estimated && estimated.perSeries[0]!.length > 0 ? total(estimated.perSeries[0]!) : Number.NaN;
+  // The estimate covers the sampled span, as measured energy does (one sample before the spawn,
+  // the last after the exit and the region channel's drain), so its power is its mean over that
+  // span: never above the model's maximum. Over the app's runtime, short apps showed more.
+  const estimatedSegs = estimated?.perSeries[0];
+  const estimatedEnergy = estimatedSegs && estimatedSegs.length > 0 ? total(estimatedSegs) : Number.NaN;
+  const estimatedPower =
+    estimatedSegs && covered(estimatedSegs) > 0 ? timeWeightedMean(estimatedSegs) : Number.NaN;
   const facilityEnergy = energy * post.pue;
   const kwh = facilityEnergy / J_PER_KWH;
   const host: HostMetrics = {
@@ -223,7 +228,7 @@ export function roundMetrics(
     energy,
     power: energy / runtime,
     estimatedEnergy,
-    estimatedPower: estimatedEnergy / runtime,
+    estimatedPower,
     facilityEnergy,
     co2: kwh * post.emissionsFactor,
     money: kwh * post.priceFactor,

@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import { type AttributionSetup, RunAttribution } from '../attribution/run.js';
 import { registeredBackends } from '../backends/registry.js';
 import { cpuEstimator } from '../platform/cpu-estimate.js';
+import { errorMessage } from '../platform/errors.js';
 import { HeapKeeper, preferSmallFootprint } from '../platform/heap.js';
 import type { PlatformIO } from '../platform/platform-io.js';
 import type { SampleSet } from '../platform/sample-set.js';
@@ -13,12 +14,13 @@ import type { Config } from './config/schema.js';
 import { type Logger, SILENT } from './log.js';
 import { collectMetadata, hostCpus } from './metadata.js';
 import { roundMetrics } from './metrics.js';
-import type { Report, RoundMetrics } from './model/report-model.js';
+import type { RankMember, RegionEvent, Report, RoundMetrics } from './model/report-model.js';
 import { collapseDiagnostics } from './model/unavailable.js';
 import { reportUnits } from './model/units.js';
 import { clearingProgress, ProgressLine } from './progress.js';
+import { type DoneRecord, NodeRanks, rankIdentity } from './ranks.js';
 import { KEPT_ROUNDS, KEPT_SAMPLE_VALUES, RoundCollector } from './round-collector.js';
-import { runApp } from './run-app.js';
+import { type AppRun, runApp } from './run-app.js';
 import { Sampler, SamplingLoop } from './sampler.js';
 import { checkFilters, selectSeries } from './signals.js';
 
@@ -34,6 +36,8 @@ export interface MonitorOptions {
   binary?: boolean;
   /** `--attribute`: report the app's share of the node's energy (docs/attribution.md). */
   attribution?: AttributionSetup;
+  /** Where the launcher's rank variables are read (ranks.ts); the process's own by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface MonitorResult {
@@ -43,6 +47,39 @@ export interface MonitorResult {
 }
 
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** This monitor's part among the job's ranks on this node; undefined outside a parallel launch. */
+function joinNodeRanks(env: NodeJS.ProcessEnv, log: Logger): NodeRanks | undefined {
+  const id = rankIdentity(env);
+  if (!id) return undefined;
+  try {
+    return NodeRanks.join(id);
+  } catch (err) {
+    log.warning(`rank ${id.rank} of ${id.key}: ${errorMessage(err)}; measuring the node alone`);
+    return undefined;
+  }
+}
+
+/**
+ * The sampler's app run widened to the node's ranks: it ends when the last rank's app ended,
+ * and holds every rank's region events, named `rank <r>/<name>` (times on the shared clock,
+ * relative to `originMs` like its own).
+ */
+function withOtherRanks(app: AppRun, rank: string, done: readonly DoneRecord[], originMs: number): AppRun {
+  if (done.length === 0) return app;
+  const named = (r: string, events: readonly RegionEvent[], toRel: (t: number) => number) =>
+    events.map((e) => ({
+      ...e,
+      name: `rank ${r}/${e.name}`,
+      t: toRel(e.t),
+      ...(e.call ? { call: `rank ${r}/${e.call}` } : {}),
+    }));
+  const events = [
+    ...named(rank, app.events, (t) => t),
+    ...done.flatMap((d) => named(d.rank, d.events, (t) => (t - originMs) / 1000)),
+  ].sort((a, b) => a.t - b.t);
+  return { ...app, stopMs: Math.max(app.stopMs, ...done.map((d) => d.stopMs)), events };
+}
 
 /**
  * `joulegate monitor`: runs the app for the warm-up and measured rounds while sampling, and
@@ -68,7 +105,13 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   // perun's names select the same; a typo, or filters that leave nothing, end here (no app run).
   const backendNames = registeredBackends().map((b) => b.name);
   for (const w of checkFilters(pio, filters, selection, backendNames)) log.warning(w);
-  const series = selection.series;
+  const node = joinNodeRanks(opts.env ?? process.env, log);
+  // One monitor per node samples it; the other ranks of the job only run their app (ranks.ts).
+  const series = node?.role === 'contributor' ? [] : selection.series;
+  if (node?.role === 'contributor')
+    log.info(
+      `rank ${node.id.rank}: the node is sampled by rank ${node.sampler.rank} (pid ${node.sampler.pid})`,
+    );
   const sampler = new Sampler(pio, series, (id, reason) =>
     log.warning(`${id}: read failed (${reason}); its samples are gaps until it reads again`),
   );
@@ -96,6 +139,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const attribution = opts.attribution && new RunAttribution(opts.attribution, series, pio, estimator);
   const rounds = new RoundCollector();
   let interrupted: NodeJS.Signals | undefined;
+  let members: RankMember[] = [];
   let status = 0;
   let failure = '';
   const total = config.benchmarking.warmup_rounds + config.benchmarking.rounds;
@@ -138,6 +182,21 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
           announce,
           onSpawn: attribution && meter ? (pid) => attribution.addApp(meter, pid) : undefined,
         });
+        const last = r === total - 1 || interrupted !== undefined || app.exit.status !== 0;
+        if (node && last) {
+          if (node.role === 'sampler') {
+            log.info(`rank ${node.id.rank}: sampling the node until the job's other ranks on it are done`);
+            const others = await node.waitForOthers(() => interrupted !== undefined);
+            members = others.members;
+            app = withOtherRanks(app, node.id.rank, others.done, data.originMs);
+          } else
+            node.finish({
+              startMs: app.startMs,
+              stopMs: app.stopMs,
+              exit: app.exit,
+              events: app.events.map((e) => ({ ...e, t: data.originMs + e.t * 1000 })),
+            });
+        }
       } finally {
         await loop.stop();
         line?.clear();
@@ -236,6 +295,7 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
     summary: rounds.summary(),
     regions: rounds.regionSummary(),
     ...(attribution ? { attribution: attribution.report() } : {}),
+    ...(node ? { ranks: node.info(members) } : {}),
   };
   return { report, status };
 }

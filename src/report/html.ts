@@ -1,9 +1,9 @@
 import type { Report, RoundReport, SourceInfo } from '../monitor/model/report-model.js';
-import { type LineChart, type LineSeries, lineChart } from './svg/chart.js';
+import { DASHES, type LineChart, type LineSeries, lineChart } from './svg/chart.js';
 import { type Block, figure } from './svg/figure.js';
 import { escapeXml, fixed, significant } from './svg/format.js';
 import { type Layout, layout } from './svg/layout.js';
-import { legend } from './svg/legend.js';
+import { type LegendEntry, legend } from './svg/legend.js';
 import { type Samples, sampleCount } from './svg/line.js';
 import { timeline } from './svg/timeline.js';
 import { renderText } from './text.js';
@@ -34,13 +34,32 @@ const seriesLabel = (id: string, source?: SourceInfo) =>
 const columns = () => ({ t: [] as number[], value: [] as number[] });
 
 /**
- * Power and cumulative energy of each series of one group's sources over one round: counters as
- * ΔE/Δt at interval midpoints (and ΣΔE), power readings as they are (and trapezoids), estimates
- * as utilisation × watts per unit. A failed read is a NaN sample: a gap in the line.
+ * A rate read at each sample over the interval since the one before (a counter's ΔE/Δt, a
+ * utilisation) as a line: level over its interval, a step at each sample; a gap at a NaN.
+ */
+export function stepLine(times: ArrayLike<number>, values: ArrayLike<number>): Samples {
+  const line = columns();
+  for (let k = 1; k < Math.min(times.length, values.length); k++) {
+    const v = values[k]!;
+    if (Number.isFinite(v)) line.t.push(times[k - 1]!, times[k]!);
+    else line.t.push(times[k]!);
+    if (Number.isFinite(v)) line.value.push(v, v);
+    else line.value.push(Number.NaN);
+  }
+  return line;
+}
+
+/**
+ * Power and cumulative energy of each series of one group's sources over one round, a point at
+ * every sample: counters as ΔE/Δt over the interval each sample ends (and ΣΔE), power readings
+ * as they are (and trapezoids), estimates as utilisation × watts per unit over the interval the
+ * utilisation covers. The cumulative energy is 0 at the first sample, just before the app
+ * starts. A failed read is a NaN sample: a gap in the line.
  */
 function powerAndEnergy(report: Report, round: RoundReport, source: SourceInfo) {
   const scale = source.wattsPerUnit ?? 1;
   const t = round.times;
+  const interval = source.method !== 'power-integrated';
   return source.series.map((id) => {
     const v = round.values[report.series.findIndex((s) => s.id === id)] ?? [];
     const power = columns();
@@ -51,13 +70,21 @@ function powerAndEnergy(report: Report, round: RoundReport, source: SourceInfo) 
       to.value.push(value);
     };
     let total = 0;
+    let started = false;
     for (let k = 0; k < t.length; k++) {
       if (source.method === 'counter') {
-        if (k === 0) continue;
+        // The first reading is the counter's origin: no power yet, energy 0.
+        if (!started) {
+          if (Number.isFinite(v[k]!)) {
+            add(energy, t[k]!, 0);
+            started = true;
+          }
+          continue;
+        }
         const dt = t[k]! - t[k - 1]!;
         const de = v[k]! - v[k - 1]!;
         if (!(dt > 0)) continue;
-        add(power, (t[k]! + t[k - 1]!) / 2, Number.isFinite(de) ? de / dt : Number.NaN);
+        add(power, t[k]!, Number.isFinite(de) ? de / dt : Number.NaN);
         intervals.push(dt);
         if (!Number.isFinite(de)) {
           add(energy, t[k]!, Number.NaN);
@@ -66,19 +93,36 @@ function powerAndEnergy(report: Report, round: RoundReport, source: SourceInfo) 
         total += de;
       } else {
         const w = v[k]! * scale;
-        add(power, t[k]!, Number.isFinite(w) ? w : Number.NaN);
+        if (k > 0 || !interval) add(power, t[k]!, Number.isFinite(w) ? w : Number.NaN);
         if (!Number.isFinite(w)) {
-          add(energy, t[k]!, Number.NaN);
+          // An estimate's first sample has no utilisation yet: the origin of its energy.
+          if (interval && k === 0) add(energy, t[k]!, 0);
+          else add(energy, t[k]!, Number.NaN);
           continue;
         }
-        const before = k > 0 ? v[k - 1]! * scale : Number.NaN;
-        if (Number.isFinite(before)) total += ((w + before) / 2) * (t[k]! - t[k - 1]!);
+        if (interval) total += k > 0 ? w * (t[k]! - t[k - 1]!) : 0;
+        else {
+          const before = k > 0 ? v[k - 1]! * scale : Number.NaN;
+          if (Number.isFinite(before)) total += ((w + before) / 2) * (t[k]! - t[k - 1]!);
+        }
       }
       add(energy, t[k]!, total);
     }
     const powerSamples: PowerSamples = source.method === 'counter' ? { ...power, dt: intervals } : power;
-    return { name: seriesLabel(id, source), power: powerSamples, energy };
+    const line = interval ? stepLine(t, stepValues(t, power)) : undefined;
+    return { name: seriesLabel(id, source), power: powerSamples, line, energy };
   });
+}
+
+/** The values of `at` (sampled at some of `times`) at every one of `times`, NaN where none. */
+function stepValues(times: ArrayLike<number>, at: Samples): number[] {
+  const out: number[] = [];
+  let j = 0;
+  for (let k = 0; k < times.length; k++) {
+    if (j < at.t.length && at.t[j] === times[k]) out.push(at.value[j++]!);
+    else out.push(Number.NaN);
+  }
+  return out;
 }
 
 /**
@@ -102,19 +146,52 @@ export function robustMax(series: readonly PowerSamples[]): number | undefined {
   return top;
 }
 
+/** The largest finite value of the series; undefined for none. */
+function largest(series: readonly Samples[]): number | undefined {
+  let top: number | undefined;
+  for (const s of series)
+    for (let k = 0; k < sampleCount(s); k++)
+      if (Number.isFinite(s.value[k]!)) top = Math.max(top ?? s.value[k]!, s.value[k]!);
+  return top;
+}
+
+/** The larger of two tops; undefined when neither is a number. */
+function maxOf(a: number | undefined, b: number | undefined): number | undefined {
+  const known = [a, b].filter((x): x is number => x !== undefined && Number.isFinite(x));
+  return known.length > 0 ? Math.max(...known) : undefined;
+}
+
 /** One colour per name across every plot of the report (the palette repeats past eight). */
 function colourScale(names: readonly string[]): Map<string, string> {
   return new Map(names.map((n, i) => [n, PALETTE[i % PALETTE.length]!]));
 }
 
-/** Series with samples, each in its report colour. */
+/** Series with samples, each in its report colour and a dash by its place in the chart. */
 function coloured(
-  series: readonly { name: string; samples: Samples }[],
+  series: readonly { name: string; samples: Samples; line?: Samples }[],
   colours: Map<string, string>,
 ): LineSeries[] {
   return series
     .filter((s) => sampleCount(s.samples) > 0)
-    .map((s) => ({ ...s, colour: colours.get(s.name) ?? PALETTE[0]! }));
+    .map((s, i) => ({
+      ...s,
+      colour: colours.get(s.name) ?? PALETTE[0]!,
+      dash: DASHES[i % DASHES.length],
+    }));
+}
+
+const sameSamples = (a: Samples, b: Samples) =>
+  sampleCount(a) === sampleCount(b) &&
+  Array.from({ length: sampleCount(a) }, (_, k) => k).every(
+    (k) => a.t[k] === b.t[k] && Object.is(a.value[k], b.value[k]),
+  );
+
+/** Legend entries of a chart's series; one with the values of an earlier one says so. */
+function legendEntries(series: readonly LineSeries[]): LegendEntry[] {
+  return series.map((s, i) => {
+    const twin = series.slice(0, i).find((o) => sameSamples(o.samples, s.samples));
+    return { ...s, ...(twin ? { note: `same values as ${twin.name}: drawn dashed over it` } : {}) };
+  });
 }
 
 /** Line charts stacked over one legend of their series (a figure with no values is left out). */
@@ -125,7 +202,7 @@ function lineFigure(charts: readonly LineChart[], l: Layout, label: string): str
     if (block) blocks.push(block);
   }
   if (blocks.length === 0) return undefined;
-  blocks.push(legend(charts[0]!.series, l.left));
+  blocks.push(legend(legendEntries(charts[0]!.series), l.left));
   return `<figure>${figure(blocks, label)}</figure>`;
 }
 
@@ -171,10 +248,15 @@ function roundPlots(report: Report, round: RoundReport, colours: Map<string, str
             valueTitle: 'power (W)',
             height: 220,
             series: coloured(
-              series.map((s) => ({ name: s.name, samples: s.power })),
+              series.map((s) => ({ name: s.name, samples: s.power, line: s.line })),
               colours,
             ),
-            top: robustMax(series.map((s) => s.power)),
+            // A value above the top is marked where it is. A lone series reaches at least the
+            // group's power in the tables (several series are each a part of it).
+            top: maxOf(
+              robustMax(series.map((s) => s.power)) ?? largest(series.map((s) => s.power)),
+              series.length === 1 ? round.metrics.host.groups[source.group]?.power : undefined,
+            ),
           },
           {
             title: `${source.group} cumulative energy (${tag})`,
@@ -192,7 +274,15 @@ function roundPlots(report: Report, round: RoundReport, colours: Map<string, str
     );
   }
   const util = report.series.flatMap((s, i) =>
-    s.kind === 'util' ? [{ name: s.id, samples: { t: round.times, value: round.values[i]! } }] : [],
+    s.kind === 'util'
+      ? [
+          {
+            name: s.id,
+            samples: { t: round.times.slice(1), value: round.values[i]!.slice(1) },
+            line: stepLine(round.times, round.values[i]!),
+          },
+        ]
+      : [],
   );
   const title = 'utilisation (%)';
   plots.push(

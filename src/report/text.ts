@@ -189,6 +189,15 @@ export function renderText(report: Report): string {
   for (const s of report.sources) out.push(`  ${s.group}: ${s.method}, ${s.detail} [${s.series.join(', ')}]`);
   out.push(`Coverage: ${coverageStatement(report)}`);
   out.push(...hostTotalLines(report));
+  if (report.ranks) {
+    const k = report.ranks;
+    out.push(`Ranks: rank ${k.rank} of ${k.key} on this node, ${k.role}: ${k.note}`);
+    for (const m of k.members)
+      out.push(
+        `  rank ${m.rank} (pid ${m.pid}): ${m.state}${m.exit !== undefined ? `, exit status ${m.exit}` : ''}`,
+      );
+    for (const n of k.notes) out.push(`  ${n}`);
+  }
   if (report.unavailable.length > 0) {
     out.push('Not available:');
     for (const line of collapseDiagnostics(report.unavailable)) out.push(`  ${line}`);

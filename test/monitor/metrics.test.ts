@@ -107,6 +107,31 @@ describe('round metrics', () => {
     assert.ok(Number.isNaN(gap.host.energy));
   });
 
+  it('an estimate never exceeds its model maximum, for apps shorter than the sampled span', () => {
+    // As a 0.07 s app is sampled: one reading just before the spawn, the next after the exit
+    // (and the region channel's drain), so the samples span far more than the app's runtime.
+    const only = [spec('CPU_UTILIZATION', 'cpu', 'util')];
+    const est = { fullLoadWatts: 3.5, source: 'test' };
+    for (const [times, runtime] of [
+      [[-0.002, 0.3], 0.07],
+      [[-0.001, 0.1, 0.26], 0.23],
+      [[-0.01, 0.5, 1, 1.5, 2.2], 2],
+    ] as const) {
+      const m = roundMetrics(
+        only,
+        { originMs: 0, times: [...times], values: [[Number.NaN, ...times.slice(1).map(() => 100)]] },
+        runtime,
+        [],
+        post,
+        est,
+      );
+      assert.ok(m.host.estimatedPower <= 3.5 + 1e-9, `${m.host.estimatedPower} W > 3.5 W at ${runtime} s`);
+      close(m.host.estimatedPower, 3.5);
+      // The energy is over the sampled span, as measured energy is.
+      close(m.host.estimatedEnergy, 3.5 * (times.at(-1)! - times[0]!));
+    }
+  });
+
   it('gives each region call its energy; nested and repeated calls pair by name', () => {
     const events = [
       { name: 'outer', kind: 'start' as const, t: 0 },

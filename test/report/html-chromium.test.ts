@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import type { Report } from '../../src/monitor/model/report-model.js';
 import { robustMax } from '../../src/report/html.js';
 import { run, runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
+import { until } from '../helpers/poll.js';
 import { paddedStat, tickerSource } from '../helpers/proc-stat.js';
 import { needsTool } from '../helpers/requirements.js';
 import { copyFixture, tempDir } from '../helpers/tmp.js';
@@ -68,29 +71,49 @@ const html = readFileSync(page, 'utf8');
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** Debian's Chromium, headless, with a fresh profile and nothing that reaches the network. */
 const chromium = (args: string[]) =>
   run(
     CHROMIUM,
-    ['--headless=new', '--no-sandbox', '--disable-gpu', '--enable-logging=stderr', '--v=0', ...args],
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${tempDir('joulegate-chromium-')}`,
+      '--enable-logging=stderr',
+      '--v=0',
+      ...args,
+    ],
     {
       timeoutMs: 90_000,
     },
   );
 
+/** A PNG of the page 1000 px wide and `height` px high at `shot`; Chromium's run for its log. */
+async function screenshot(page: string, shot: string, height: number) {
+  const r = await chromium([
+    '--hide-scrollbars',
+    `--window-size=1000,${height}`,
+    `--screenshot=${shot}`,
+    `file://${page}`,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const png = readFileSync(shot);
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.ok(png.length > 20_000, `screenshot of ${png.length} bytes`);
+  return r;
+}
+
 describe('HTML report in headless Chromium', { skip }, () => {
   it('renders with no console errors; the screenshot is taken', async (t) => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: install Debian's chromium (.ci/run does)`);
     const shot = join(out, 'report.png');
-    const r = await chromium([
-      '--hide-scrollbars',
-      '--window-size=1000,2400',
-      `--screenshot=${shot}`,
-      `file://${page}`,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const png = readFileSync(shot);
-    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    assert.ok(png.length > 20_000, `screenshot of ${png.length} bytes`);
+    const r = await screenshot(page, shot, 2400);
     // Console messages reach Chromium's log as CONSOLE lines; the page has none to give.
     assert.doesNotMatch(r.stderr, /CONSOLE|Uncaught/);
     t.diagnostic(`screenshot: ${shot} (JOULEGATE_KEEP_TMP=1 keeps it)`);
@@ -139,6 +162,17 @@ describe('HTML report in headless Chromium', { skip }, () => {
   });
 });
 
+/** An edited report (a failed read is null in JSON) as `joulegate export` writes its HTML into `dir`. */
+async function exportHtml(report: Report, dir: string): Promise<void> {
+  const edited = join(dir, 'edited.json');
+  writeFileSync(
+    edited,
+    JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
+  );
+  const r = await runCli(['export', edited, dir, 'html']);
+  assert.equal(r.code, 0, r.stderr);
+}
+
 describe('failed reads in the HTML report', () => {
   it('draws a gap in the line, not a drop to 0', async () => {
     const report = readReport(onlyFile(out, /\.json$/));
@@ -147,13 +181,7 @@ describe('failed reads in the HTML report', () => {
     const failed = [5, 6, Math.floor(round.times.length / 2)];
     for (const k of failed) round.values[i]![k] = Number.NaN;
     const dir = tempDir();
-    const edited = join(dir, 'edited.json');
-    writeFileSync(
-      edited,
-      JSON.stringify(report, (_k, v) => (Number.isNaN(v) ? null : v)),
-    );
-    const r = await runCli(['export', edited, dir, 'html']);
-    assert.equal(r.code, 0, r.stderr);
+    await exportHtml(report, dir);
     const exported = readFileSync(onlyFile(dir, /\.html$/), 'utf8');
     const round0 = exported.slice(0, exported.indexOf('<summary>round 1'));
     const paths = (name: string) =>
@@ -177,4 +205,181 @@ describe('power plot y-scale', () => {
     assert.equal(robustMax([{ ...counter, dt: intervals }, other]), 15);
     assert.equal(robustMax([counter]), undefined, 'power readings: the largest value scales');
   });
+});
+
+/**
+ * A ~2 s app at the default 1 s period and at 0.1 s: both packages draw the same (varying)
+ * power; the CPUs are half busy all along. The two counters are separate files, so a sample may
+ * read one before and one after the app's write to both: package 1's readings are made package
+ * 0's in the report, which `joulegate export` turns into the page (the monitor's own renderer).
+ */
+async function periodPage(period: string | undefined) {
+  const dir = tempDir();
+  const fixture = copyFixture('energy/amd-epyc');
+  const statPath = paddedStat(fixture);
+  const stat0 = readFileSync(statPath, 'utf8');
+  // The CPUs tick all along, as a real /proc/stat does, from before the monitor's first sample.
+  const ticker = join(dir, 'ticker.mjs');
+  writeFileSync(ticker, `${tickerSource(statPath, 1, 1)}\nstartTicking(5);\n`);
+  const ticking = spawn(process.execPath, [ticker], { stdio: 'ignore' });
+  after(() => ticking.kill());
+  await until('the ticker has started', () => readFileSync(statPath, 'utf8') !== stat0, 30_000, 20);
+  const twin = join(dir, 'twin.mjs');
+  writeFileSync(
+    twin,
+    `import { openSync, readFileSync, writeSync } from 'node:fs';
+const zones = [0, 1].map((z) => ${JSON.stringify(join(fixture, RAPL))} + '/intel-rapl:' + z + '/energy_uj');
+const energy = zones.map((z) => Number(readFileSync(z, 'utf8')));
+const fds = zones.map((z) => openSync(z, 'r+'));
+let step = 0;
+// 10-30 W per package, the same for both, rising and falling.
+const counters = setInterval(() => {
+  step++;
+  const uj = Math.round(200000 + 100000 * Math.sin(step / 40));
+  fds.forEach((fd, i) => writeSync(fd, String((energy[i] += uj)), 0));
+}, 10);
+await new Promise((r) => setTimeout(r, 2000));
+clearInterval(counters);
+`,
+  );
+  const periodArgs = period === undefined ? [] : ['--sampling-period', period];
+  const r = await runCli(
+    ['monitor', ...periodArgs, '-f', 'json', '--data-out', dir, '-n', 'twin', '--', process.execPath, twin],
+    { env: { JOULEGATE_SYSROOT: fixture }, cwd: dir },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const report = readReport(onlyFile(dir, /\.json$/));
+  const [p0, p1] = ['CPU_ENERGY-package-0', 'CPU_ENERGY-package-1'].map((id) =>
+    report.series.findIndex((x) => x.id === id),
+  );
+  for (const round of report.rounds) round.values[p1!] = [...round.values[p0!]!];
+  await exportHtml(report, dir);
+  return { dir, page: onlyFile(dir, /\.html$/), report };
+}
+
+/** A plot area as Chromium parsed it: the panel's title, its frame and the marks inside. */
+interface PlotArea {
+  title: string;
+  frame: { x: number; y: number; w: number; h: number };
+  body: string;
+}
+
+function plotAreas(dom: string): PlotArea[] {
+  const re =
+    /<text class="title"[^>]*>([^<]*)<\/text>[\s\S]*?<svg x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"[^>]*>([\s\S]*?)<\/svg>/g;
+  return [...dom.matchAll(re)].map((m) => ({
+    title: m[1]!,
+    frame: { x: Number(m[2]), y: Number(m[3]), w: Number(m[4]), h: Number(m[5]) },
+    body: m[6]!,
+  }));
+}
+
+/** Point marks of one series in a plot area: coordinates and hover text. */
+const pointsOf = (area: PlotArea, name: string) =>
+  [
+    ...area.body.matchAll(
+      new RegExp(
+        `<circle class="point" cx="([-\\d.]+)" cy="([-\\d.]+)"[^>]*><title>series: ${name}; time \\(s\\): ([-\\d.]+); [^:]+: ([-\\d.e]+)</title>`,
+        'g',
+      ),
+    ),
+  ].map((m) => ({ x: Number(m[1]), y: Number(m[2]), t: Number(m[3]), v: Number(m[4]) }));
+
+/** Vertices of one series' line. */
+function lineOf(area: PlotArea, name: string): { x: number; y: number }[] {
+  const d = new RegExp(`<path class="line" d="([^"]*)"[^>]*><title>series: ${name}</title>`).exec(area.body);
+  assert.ok(d, `${area.title}: no line for ${name}`);
+  return [...d[1]!.matchAll(/[ML]([-\d.]+),([-\d.]+)/g)].map((m) => ({ x: Number(m[1]), y: Number(m[2]) }));
+}
+
+/** x of the off-axis marks (of one series, or all). */
+const offscale = (area: PlotArea, name = '') =>
+  [
+    ...area.body.matchAll(
+      new RegExp(
+        `<path class="offscale" d="M([-\\d.]+),[-\\d.]+L([-\\d.]+),[^"]*"><title>series: ${name}`,
+        'g',
+      ),
+    ),
+  ].map((m) => (Number(m[1]) + Number(m[2])) / 2);
+
+describe('HTML report at any sampling period, in headless Chromium', { skip }, () => {
+  for (const [period, keep] of [
+    [undefined, 'html-1s.png'],
+    ['0.1', 'html-0.1s.png'],
+  ] as const) {
+    it(`at ${period ?? 'the default 1'} s: a point per sample in the frame, energy from 0, utilisation throughout, twins told apart`, async (t) => {
+      const { dir, page, report } = await periodPage(period);
+      const round = report.rounds[0]!;
+      const samples = round.times.length;
+      const shot = join(dir, keep);
+      await screenshot(page, shot, 1500);
+      t.diagnostic(`${samples} samples; screenshot: ${shot} (JOULEGATE_KEEP_TMP=1 keeps it)`);
+      const r = await chromium(['--dump-dom', `file://${page}`]);
+      assert.equal(r.code, 0, r.stderr);
+      const round0 = r.stdout.slice(0, r.stdout.indexOf('<h2>Tables'));
+      const areas = plotAreas(round0);
+      const find = (title: string) => {
+        const a = areas.find((x) => x.title === title);
+        assert.ok(a, `no plot "${title}" in ${areas.map((x) => x.title).join(', ')}`);
+        return a;
+      };
+      const power = find('cpu power (counter)');
+      const energy = find('cpu cumulative energy (counter)');
+      const util = find('utilisation (%)');
+      const cpuPower = round.metrics.host.groups.cpu!.power;
+      for (const name of ['CPU_ENERGY-package-0', 'CPU_ENERGY-package-1']) {
+        // Every sample after the first ends an interval: a power point each, on the frame or marked.
+        const p = pointsOf(power, name);
+        assert.equal(p.length + offscale(power, name).length, samples - 1, `${name}: power points`);
+        // Cumulative energy: a point at every sample, 0 at the first (just before the app starts).
+        const e = pointsOf(energy, name);
+        assert.equal(e.length, samples, `${name}: energy points`);
+        assert.equal(e[0]!.v, 0);
+        assert.ok(e[0]!.t <= 0 && e[0]!.t > -0.5, `first energy point at ${e[0]!.t} s`);
+        for (const area of [power, energy]) {
+          const { x, y, w, h } = area.frame;
+          for (const q of pointsOf(area, name))
+            assert.ok(
+              q.x >= x && q.x <= x + w && q.y >= y && q.y <= y + h,
+              `${area.title}: ${JSON.stringify(q)} outside`,
+            );
+          // A vertex beyond the frame has its off-axis mark.
+          for (const v of lineOf(area, name))
+            if (v.y < y - 0.5 || v.y > y + h + 0.5)
+              assert.ok(
+                offscale(area).some((mx) => Math.abs(mx - v.x) <= 1),
+                `${area.title}: vertex ${JSON.stringify(v)} unmarked`,
+              );
+        }
+      }
+      // The axis reaches the tables' CPU power: its top tick is at least that.
+      const ticks = [
+        ...round0
+          .slice(round0.indexOf('cpu power (counter)'))
+          .matchAll(/text-anchor="end">([\d.]+)<\/text>/g),
+      ];
+      assert.ok(Number(ticks.at(-1)![1]) >= cpuPower, `axis top ${ticks.at(-1)![1]} < table ${cpuPower} W`);
+      // Identical series: the second is dashed, the legend says it is the same.
+      const strokes = [
+        ...power.body.matchAll(/<path class="line"[^>]*?( stroke-dasharray="[^"]*")?><title>/g),
+      ];
+      assert.equal(strokes.length, 2);
+      assert.equal(strokes[0]![1], undefined);
+      assert.match(strokes[1]![1] ?? '', /stroke-dasharray/);
+      assert.match(
+        round0,
+        /<text class="note"[^>]*>\(same values as CPU_ENERGY-package-0: drawn dashed over it\)<\/text>/,
+      );
+      // Utilisation over the whole run: its line from the frame's left edge to its right.
+      const u = lineOf(util, 'CPU_UTILIZATION');
+      const xs = u.map((v) => v.x);
+      assert.ok(Math.min(...xs) <= util.frame.x + 1, `utilisation starts at x=${Math.min(...xs)}`);
+      assert.ok(
+        Math.max(...xs) >= util.frame.x + util.frame.w - 1,
+        `utilisation ends at x=${Math.max(...xs)}`,
+      );
+      assert.equal(pointsOf(util, 'CPU_UTILIZATION').length, samples - 1);
+    });
+  }
 });

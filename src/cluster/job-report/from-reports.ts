@@ -18,7 +18,9 @@ import {
  * increase over every kept round (the monitor's counter rule); a group measured by power only
  * is one row with its integrated energy. Nodes expected but without a report are gaps, as are
  * rounds the report left out, a failed run, and a second report of the same host (the node
- * would be counted twice: the longest run is kept).
+ * would be counted twice: the longest run is kept). Several ranks of the job on one node leave
+ * one sampler report and contributor reports without node energy (monitor/ranks.ts): only the
+ * sampler's counts.
  */
 const runtimeOf = (r: Report) => r.rounds.reduce((a, round) => a + round.metrics.host.runtime, 0);
 
@@ -55,6 +57,16 @@ function reportDevices(r: Report): DeviceWindowEnergy[] {
   return devices;
 }
 
+/** Whether a report measured energy or power (a rank's report that left the node to its sampler did not). */
+const measuresEnergy = (r: Report) => r.series.some((s) => s.kind === 'energy' || s.kind === 'power');
+
+/**
+ * Of two reports of one host: the one that measured energy (a file without the `ranks` note, an
+ * HDF5 one, may be another rank's), else the longer run.
+ */
+const preferred = (a: Report, b: Report) =>
+  measuresEnergy(a) !== measuresEnergy(b) ? measuresEnergy(a) : runtimeOf(a) > runtimeOf(b);
+
 /** Combines per-node monitor reports; `nodes`: the job's nodes, when known (missing ones are gaps). */
 export function combineReports(
   reports: readonly { path: string; report: Report }[],
@@ -66,12 +78,20 @@ export function combineReports(
   const notes: string[] = [];
   const byHost = new Map<string, { path: string; report: Report }>();
   for (const entry of reports) {
+    // Another rank's report of a node its sampler rank measured: the node counts once, there.
+    const ranks = entry.report.ranks;
+    if (ranks?.role === 'contributor') {
+      notes.push(
+        `${entry.report.host}: ${entry.path} is rank ${ranks.rank}'s; the node is counted once, from its sampler rank ${ranks.sampler.rank}'s report`,
+      );
+      continue;
+    }
     const kept = byHost.get(entry.report.host);
-    if (kept === undefined || runtimeOf(entry.report) > runtimeOf(kept.report))
-      byHost.set(entry.report.host, entry);
+    if (kept === undefined || preferred(entry.report, kept.report)) byHost.set(entry.report.host, entry);
     if (kept !== undefined) {
       notes.push(
-        `${entry.report.host}: two reports (${kept.path}, ${entry.path}); the longest run is used, not both (one node, one count)`,
+        `${entry.report.host}: two reports (${kept.path}, ${entry.path}); the one that measured energy, ` +
+          'else the longest run, is used, not both (one node, one count)',
       );
     }
   }

@@ -159,6 +159,29 @@ export interface ReportUnits {
  * Everything one `joulegate monitor` invocation measured: perun's MULTI_RUN (this object) with
  * its RUNs (`rounds`), one host. All writers render it; json/hdf5 store it; export re-reads it.
  */
+/** Another monitor of the same job on this node, as the sampler saw it. */
+export interface RankMember {
+  rank: string;
+  pid: number;
+  state: string;
+  /** Its app's exit status, when it finished. */
+  exit?: number;
+}
+
+/** Several monitors of one job on one node (monitor/ranks.ts): which one measured the node. */
+export interface RanksInfo {
+  /** The job key the ranks share, and the environment it came from. */
+  key: string;
+  source: string;
+  rank: string;
+  role: 'sampler' | 'contributor';
+  sampler: { rank: string; pid: number };
+  /** The sampler's report: the other ranks. */
+  members: RankMember[];
+  note: string;
+  notes: string[];
+}
+
 export interface Report {
   kind: 'joulegate-report';
   version: 1;
@@ -191,4 +214,6 @@ export interface Report {
   regions: RegionSummary[];
   /** `monitor --attribute`: the app's share of the node's energy over the measured rounds. */
   attribution?: AttributionReport;
+  /** Run as one of several ranks of a job on this node: who measured the node (counted once). */
+  ranks?: RanksInfo;
 }

@@ -8,8 +8,19 @@ import { linear, valueAxis } from './scale.js';
 export interface LineSeries {
   name: string;
   colour: string;
+  /** The readings: a point mark each (while few), and what the value axis spans. */
   samples: Samples;
+  /** The line, when not through the readings: a rate as a step over the interval it covers. */
+  line?: Samples;
+  /** stroke-dasharray: series of one chart differ in it, so identical values still show both. */
+  dash?: string;
 }
+
+/** Dash patterns by a series' place in its chart; the first is solid. */
+export const DASHES = ['', '7 4', '2 4', '10 3 2 3'];
+
+/** Point mark radius by a series' place: each later one smaller, so one drawn over an equal one leaves a ring. */
+const dotRadius = (i: number) => Math.max(1.5, 3.5 - i);
 
 export interface LineChart {
   title: string;
@@ -39,16 +50,26 @@ export function lineChart(chart: LineChart, l: Layout): Block | undefined {
   const withDots = chart.series.reduce((n, s) => n + sampleCount(s.samples), 0) <= MAX_POINT_MARKS;
   return panel(l, chart.title, chart.height, (frame) => {
     const y = linear(axis.domain, [frame.top + frame.height, frame.top]);
-    const marks = chart.series.map((s) => {
+    const [low, high] = axis.domain;
+    const marks = chart.series.map((s, i) => {
       const name = escapeXml(s.name);
-      const line = `<path class="line" d="${linePath(decimate(s.samples, x), x, y)}" stroke="${s.colour}"><title>series: ${name}</title></path>`;
-      if (!withDots) return line;
+      const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : '';
+      const line = `<path class="line" d="${linePath(decimate(s.line ?? s.samples, x), x, y)}" stroke="${s.colour}"${dash}><title>series: ${name}</title></path>`;
       const dots: string[] = [];
       for (let k = 0; k < sampleCount(s.samples); k++) {
         const [t, v] = [s.samples.t[k]!, s.samples.value[k]!];
-        if (Number.isFinite(v))
+        if (!Number.isFinite(v)) continue;
+        const text = `series: ${name}; time (s): ${fixed(t, 3)}; ${unit}: ${significant(v)}`;
+        // A value beyond the axis (see robustMax in html.ts) is a triangle on the frame's edge, always.
+        if (v > high || v < low) {
+          const [edge, tip] = v > high ? [frame.top + 7, frame.top] : [y(low) - 7, y(low)];
+          const cx = x(t);
           dots.push(
-            `<circle cx="${px(x(t))}" cy="${px(y(v))}" r="2"><title>series: ${name}; time (s): ${fixed(t, 3)}; ${unit}: ${significant(v)}</title></circle>`,
+            `<path class="offscale" d="M${px(cx - 5)},${px(edge)}L${px(cx + 5)},${px(edge)}L${px(cx)},${px(tip)}Z"><title>${text} (off the axis)</title></path>`,
+          );
+        } else if (withDots)
+          dots.push(
+            `<circle class="point" cx="${px(x(t))}" cy="${px(y(v))}" r="${dotRadius(i)}"><title>${text}</title></circle>`,
           );
       }
       return `${line}<g fill="${s.colour}">${dots.join('')}</g>`;

@@ -89,7 +89,7 @@ test('job-report combines per-node monitor reports; a node without a report is a
   copyFileSync(join(out, first), join(out, `copy-${first}`));
   const twice = await runCli(['job-report', '--reports', out, '--format', 'text']);
   assert.equal(twice.code, 0, twice.stderr);
-  assert.match(twice.stdout, /two reports .* the longest run is used, not both/);
+  assert.match(twice.stdout, /two reports .* else the longest run, is used, not both/);
   assert.match(twice.stdout, /Total: 42\.000 J \(incomplete/);
 });
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { lineChart } from '../../../src/report/svg/chart.js';
 import { figure } from '../../../src/report/svg/figure.js';
 import { escapeXml, significant, tickLabel } from '../../../src/report/svg/format.js';
-import { layout } from '../../../src/report/svg/layout.js';
+import { layout, TITLE_HEIGHT } from '../../../src/report/svg/layout.js';
 import { legend } from '../../../src/report/svg/legend.js';
 import { decimate, linePath, type Samples } from '../../../src/report/svg/line.js';
 import { type Axis, fixedAxis, valueAxis } from '../../../src/report/svg/scale.js';
@@ -167,6 +167,18 @@ describe('charts', () => {
     assert.ok(svg.includes(`<title>series: ${shown}; time (s): 1.000; W: 2</title></circle>`));
     assert.ok(svg.includes(`<title>region: ${shown}</title></rect>`));
     assert.ok(svg.split(`>${shown}</text>`).length - 1 >= 3, 'title, row label and legend');
+  });
+
+  it('marks a value above the axis top on the frame edge instead of a point outside it', () => {
+    const series = [{ name: 's', colour: '#000000', samples: samples([1, 2, 50]) }];
+    const chart = lineChart({ title: 't', valueTitle: 'power (W)', height: 100, series, top: 2 }, l)!;
+    assert.equal(chart.body.match(/<circle class="point"/g)?.length, 2);
+    const marks = [...chart.body.matchAll(/<path class="offscale" d="([^"]*)"><title>([^<]*)<\/title>/g)];
+    assert.equal(marks.length, 1);
+    assert.match(marks[0]![2]!, /W: 50 \(off the axis\)/);
+    // Its tip on the frame's top edge (the panel's plot area starts at TITLE_HEIGHT).
+    const ys = [...marks[0]![1]!.matchAll(/,([\d.]+)/g)].map((m) => Number(m[1]));
+    assert.equal(Math.min(...ys), TITLE_HEIGHT);
   });
 
   it('is one responsive <svg> whose width fits the longest legend name', () => {
