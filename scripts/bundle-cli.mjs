@@ -59,6 +59,10 @@ await build({
   format: 'esm',
   bundle: true,
 });
+// The same loader as CommonJS, which bin/joulegate runs: Node starts a .cjs entry through its
+// synchronous CommonJS loader, without setting up the ES module loader (about 20 ms of CPU per
+// one-shot command on the 2-core VM; docs/cli.md, "Start-up").
+await bundleCjs('src/app/joulegate-loader.ts', 'dist/app/joulegate-loader.cjs', []);
 rmSync('dist/app/joulegate-loader.js.map', { force: true }); // tsc's map of the loader, which the bundle replaced
 
 // One `monitor` run compiles what every run needs; the loader saves that code at exit.

@@ -1,9 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { VERSION } from '../platform/version.js';
-import { type Programs, registerClusterCommands } from './commands/cluster.js';
-import { COMMANDS } from './commands/index.js';
-import { addGlobalConfigOptions, CONFIG_COMMANDS, hasGlobalConfigOptions } from './config-options.js';
+import type { Programs } from './commands/cluster.js';
+import type { RegisterCommand } from './commands/index.js';
 
 /** GEOPM's command names and the joulegate subcommand each one is (bin/geopm*). */
 export const GEOPM_TOOLS: Readonly<Record<string, string>> = {
@@ -12,6 +11,37 @@ export const GEOPM_TOOLS: Readonly<Record<string, string>> = {
   geopmsession: 'session',
   geopmaccess: 'access',
 };
+
+/**
+ * The modules of GEOPM's one-shot tools, loaded on their own when one of them is the command: a
+ * `geopmsession` or `joulegate read` then neither loads nor sets up the monitor, cluster and
+ * configuration commands (their modules, the configuration schema), which were a fifth of its
+ * start-up (docs/cli.md, "Start-up").
+ */
+const ONE_SHOT: Readonly<Record<string, () => Promise<{ register: RegisterCommand }>>> = {
+  read: () => import('./commands/read.js'),
+  write: () => import('./commands/write.js'),
+  session: () => import('./commands/session.js'),
+  access: () => import('./commands/access.js'),
+};
+
+/** Adds every subcommand and perun's global options to `program`. */
+async function registerAll(program: Command, programs: Programs): Promise<void> {
+  const [{ COMMANDS }, { registerClusterCommands }, config] = await Promise.all([
+    import('./commands/index.js'),
+    import('./commands/cluster.js'),
+    import('./config-options.js'),
+  ]);
+  for (const register of COMMANDS) register(program);
+  registerClusterCommands(program, programs);
+  config.addGlobalConfigOptions(program);
+  program.hook('preSubcommand', (_, sub) => {
+    if (config.hasGlobalConfigOptions(program) && !config.CONFIG_COMMANDS.includes(sub.name()))
+      throw new JoulegateError(
+        `-c/--config and -l/--log-lvl before a subcommand apply to ${config.CONFIG_COMMANDS.join(', ')}, not to ${sub.name()}`,
+      );
+  });
+}
 
 /**
  * The `joulegate` program. Each subcommand lives in its own module under commands/ and adds
@@ -26,15 +56,11 @@ export async function main(argv: string[], programs: Programs, asTool?: string):
     .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) });
-  for (const register of COMMANDS) register(program);
-  registerClusterCommands(program, programs);
-  addGlobalConfigOptions(program);
-  program.hook('preSubcommand', (_, sub) => {
-    if (hasGlobalConfigOptions(program) && !CONFIG_COMMANDS.includes(sub.name()))
-      throw new JoulegateError(
-        `-c/--config and -l/--log-lvl before a subcommand apply to ${CONFIG_COMMANDS.join(', ')}, not to ${sub.name()}`,
-      );
-  });
+  // A one-shot tool named first (as bin/geopm* and `joulegate session …` do) is all this run
+  // needs; anything else (help, global options, other commands) gets the whole program.
+  const first = asTool !== undefined ? GEOPM_TOOLS[asTool] : argv[2];
+  if (first !== undefined && Object.hasOwn(ONE_SHOT, first)) (await ONE_SHOT[first]!()).register(program);
+  else await registerAll(program, programs);
   let args = argv;
   if (asTool !== undefined) {
     const sub = GEOPM_TOOLS[asTool];
