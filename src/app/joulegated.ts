@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     log,
     idleTimeoutMs: batch.idleTimeoutMs,
     spares: batch.spares,
+    maxSpares: batch.maxSpares,
     limits: {
       perUser: batch.perUser,
       total: batch.total,
