@@ -36,9 +36,14 @@ rmSync('dist/app/joulegate.cjs.cache', { force: true });
 await bundleCjs('src/app/joulegate.ts', 'dist/app/joulegate.cjs', ['koffi', 'h5wasm'], {
   sourcemap: true,
 });
+// The one-shot commands alone (read, write, session, access: GEOPM's tools), which the loader
+// runs for them: a quarter of the whole CLI's source to compile on every call (docs/cli.md).
+await bundleCjs('src/app/joulegate-tools.ts', 'dist/app/joulegate-tools.cjs', ['koffi', 'h5wasm']);
 // A literal import() left in the bundle would fail at run time (see src/platform/dynamic-import.ts).
-const stray = readFileSync('dist/app/joulegate.cjs', 'utf8').match(/\bimport\("[^"]*"\)/g);
-if (stray) throw new Error(`bundle-cli: use importModule() instead of ${stray.join(', ')}`);
+for (const file of ['dist/app/joulegate.cjs', 'dist/app/joulegate-tools.cjs']) {
+  const stray = readFileSync(file, 'utf8').match(/\bimport\("[^"]*"\)/g);
+  if (stray) throw new Error(`bundle-cli: use importModule() instead of ${stray.join(', ')} (${file})`);
+}
 await bundleCjs('src/app/batch-server.ts', 'dist/app/batch-server.cjs', ['koffi']);
 // The daemon, likewise: one file instead of ~120 modules is ~10 MB less resident for the
 // life of the node. dist/app/joulegated.js (the `joulegated` command) becomes its launcher.
@@ -59,6 +64,10 @@ await build({
   format: 'esm',
   bundle: true,
 });
+// The same loader as CommonJS, which bin/joulegate runs: Node starts a .cjs entry through its
+// synchronous CommonJS loader, without setting up the ES module loader (about 20 ms of CPU per
+// one-shot command on the 2-core VM; docs/cli.md, "Start-up").
+await bundleCjs('src/app/joulegate-loader.ts', 'dist/app/joulegate-loader.cjs', []);
 rmSync('dist/app/joulegate-loader.js.map', { force: true }); // tsc's map of the loader, which the bundle replaced
 
 // One `monitor` run compiles what every run needs; the loader saves that code at exit. It runs

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * Entry of the `joulegate` command (built to dist/app/joulegate-loader.js). It runs the bundled CLI,
- * dist/app/joulegate.cjs, through vm.Script with the V8 code cache the build wrote next to it:
+ * Entry of the `joulegate` command (built to dist/app/joulegate-loader.cjs for bin/joulegate, and
+ * to dist/app/joulegate-loader.js). It runs the bundled CLI, dist/app/joulegate.cjs (or, for a
+ * one-shot command, dist/app/joulegate-tools.cjs), through vm.Script with the V8 code cache the build wrote next to it:
  * compiling the bundle from source was about a third of every `joulegate monitor` start.
  * V8 rejects a cache made by another Node.js version, with other V8 flags (bin/joulegate's
  * --max-semi-space-size counts) or for other source, and the bundle is then compiled as usual.
@@ -9,15 +10,21 @@
  * does that once per build, through bin/joulegate); JOULEGATE_CODE_CACHE_CHECK=1 only says
  * whether V8 takes the cache (accepted, rejected or absent) and exits.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import vm from 'node:vm';
+import { oneShotCommand } from '../cli/tool-names.js';
 import { HOST_IMPORT } from '../platform/dynamic-import.js';
 
-const bundle = fileURLToPath(new URL('./joulegate.cjs', import.meta.url));
+// A one-shot command (read, write, session, access, geopm*) runs the bundle of those commands
+// alone when it was built: a quarter of the whole CLI's source to compile (docs/cli.md, "Start-up").
+const tools = fileURLToPath(new URL('./joulegate-tools.cjs', import.meta.url));
+const oneShot =
+  oneShotCommand(process.argv, process.env.JOULEGATE_AS_GEOPM_TOOL) !== undefined && existsSync(tools);
+const bundle = oneShot ? tools : fileURLToPath(new URL('./joulegate.cjs', import.meta.url));
 const cacheFile = `${bundle}.cache`;
 let cachedData: Buffer | undefined;
 try {

@@ -1,40 +1,11 @@
 /** Start-up of the `joulegate` command (bundled into dist/app/joulegate.cjs by scripts/bundle-cli.mjs). */
 import type { Programs } from '../cli/commands/cluster.js';
 import { main } from '../cli/program.js';
-import { errorMessage } from '../platform/errors.js';
-
-// bin/joulegate moves NODE_EXTRA_CA_CERTS aside so that Node skips parsing a CA bundle this
-// process never uses; what joulegate starts (the monitored app) gets it back.
-const savedCaCerts = process.env.JOULEGATE_SAVED_NODE_EXTRA_CA_CERTS;
-if (savedCaCerts !== undefined) {
-  process.env.NODE_EXTRA_CA_CERTS = savedCaCerts;
-  delete process.env.JOULEGATE_SAVED_NODE_EXTRA_CA_CERTS;
-}
-
-// A reader that went away (`joulegate … | head`) is not our failure: the rest of the output is
-// dropped and the exit status stays what the command decides (the monitored app's, for
-// `monitor`, whose report files are written regardless).
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') return;
-  process.stderr.write(`Error: cannot write to standard output: ${errorMessage(err)}\n`);
-  process.exitCode = 1;
-});
-
-// bin/geopmread and its siblings run this program under GEOPM's command names.
-const asTool = process.env.JOULEGATE_AS_GEOPM_TOOL;
-delete process.env.JOULEGATE_AS_GEOPM_TOOL;
+import { startCli } from './cli-start.js';
 
 // Loaded when `joulegate exporter` runs, not at every start.
 const programs: Programs = {
   exporter: async (settings) => (await import('./exporter.js')).runExporter(settings),
 };
 
-main(process.argv, programs, asTool).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    process.stderr.write(`Error: ${errorMessage(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+startCli((argv, asTool) => main(argv, programs, asTool));

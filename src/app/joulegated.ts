@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     log,
     idleTimeoutMs: batch.idleTimeoutMs,
     spares: batch.spares,
+    maxSpares: batch.maxSpares,
     limits: {
       perUser: batch.perUser,
       total: batch.total,

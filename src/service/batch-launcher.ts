@@ -22,6 +22,10 @@ export interface LauncherOptions {
   idleTimeoutMs?: number;
   /** Servers kept loaded ahead of requests, so a start only pushes and creates files (0: none). */
   spares?: number;
+  /** Most spares the pool grows to while starts come in faster than one spare can follow. */
+  maxSpares?: number;
+  /** The window over which the pool counts starts (DEMAND_WINDOW_MS). */
+  demandWindowMs?: number;
   /** Most server processes loading at once: a storm of starts queues here, not for the CPU. */
   maxLoading?: number;
   /** Refusal limits and admission, enforced by the daemon (BatchServers); defaults for the rest. */
@@ -57,6 +61,8 @@ interface Spare {
   loaded: Promise<ServerProcess>;
   process?: ServerProcess;
   claimed: boolean;
+  /** Let go by the pool (trim): it is not started if it has not been yet. */
+  released?: boolean;
 }
 
 let command: string[] | undefined;
@@ -74,6 +80,13 @@ function serverCommand(): string[] {
   else command = [existsSync(bundle) ? bundle : join(app, 'batch-server.js')];
   return command;
 }
+
+/**
+ * The window over which the pool counts starts: it holds as many spares as there were starts in
+ * the last this many ms (between `spares` and `maxSpares`), and lets the extra ones go once
+ * that many ms pass with fewer starts.
+ */
+const DEMAND_WINDOW_MS = 2000;
 
 /** Longest report line kept, and most reports waiting to be read. */
 const MAX_REPORT_CHARS = 64 * 1024;
@@ -168,6 +181,11 @@ class ServerProcess {
     this.child.stdin!.write(`${line}\n`);
   }
 
+  /** Lets a spare go: it sees the end of its stdin, no request, and exits with status 0. */
+  release(): void {
+    this.child.stdin!.end();
+  }
+
   kill(signal: NodeJS.Signals): void {
     if (this.running) this.child.kill(signal);
   }
@@ -196,13 +214,19 @@ export class BatchServerLauncher implements BatchLauncher {
   private readonly startTimeoutMs: number;
   private readonly clientCheckMs: number;
   private readonly idleTimeoutMs: number;
-  private readonly spareCount: number;
+  private readonly minSpares: number;
+  private readonly maxSpares: number;
+  /** When the starts of the last DEMAND_WINDOW_MS came (oldest first). */
+  private readonly recentStarts: number[] = [];
+  private trimTimer?: NodeJS.Timeout;
+  private readonly demandWindowMs: number;
   private readonly maxLoading: number;
   private readonly spares: Spare[] = [];
   /** Set when a spare failed to load: no more spares until a server loads again. */
   private sparesFailing = false;
   private loading = 0;
-  private readonly loadQueue: (() => void)[] = [];
+  /** Loads waiting for a place among `maxLoading`; spares nobody has claimed go last. */
+  private readonly loadQueue: { spare?: Spare; go: () => void }[] = [];
 
   constructor(options: LauncherOptions = {}) {
     const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -210,7 +234,11 @@ export class BatchServerLauncher implements BatchLauncher {
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.clientCheckMs = options.clientCheckMs ?? 1000;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_BATCH_SETTINGS.idleTimeoutMs;
-    this.spareCount = options.spares ?? DEFAULT_BATCH_SETTINGS.spares;
+    this.demandWindowMs = options.demandWindowMs ?? DEMAND_WINDOW_MS;
+    this.minSpares = options.spares ?? DEFAULT_BATCH_SETTINGS.spares;
+    // No spares (0) means no pool at all: each start loads its own process.
+    const most = options.maxSpares ?? DEFAULT_BATCH_SETTINGS.maxSpares;
+    this.maxSpares = this.minSpares === 0 ? 0 : Math.max(this.minSpares, most);
     this.maxLoading = options.maxLoading ?? availableParallelism();
     const { perUser, total, startsAtOnce, startTimeoutMs } = { ...DEFAULT_BATCH_SETTINGS, ...options.limits };
     this.limits = { perUser, total, startsAtOnce: startsAtOnce || this.maxLoading, startTimeoutMs };
@@ -228,6 +256,7 @@ export class BatchServerLauncher implements BatchLauncher {
     if (req.signals.length === 0 && req.controls.length === 0) {
       throw new JoulegateError('Requested a batch server, but no signals or controls were specified');
     }
+    this.noteStart();
     const server = await this.take();
     if (LOADING_NICE !== 0) renice(server.pid, 0);
     const key = String(req.clientPid);
@@ -281,9 +310,44 @@ export class BatchServerLauncher implements BatchLauncher {
     return this.spawnLoaded(true);
   }
 
-  /** Keeps `spares` servers loading or loaded ahead of requests. */
+  /**
+   * Spares to hold now: one per start in the last DEMAND_WINDOW_MS, at least `spares` and at
+   * most `maxSpares`. A burst of starts grows the pool as it comes, so the starts that follow
+   * find servers loaded (or already loading) instead of each waiting for a process of its own.
+   */
+  private spareTarget(now = Date.now()): number {
+    while (this.recentStarts.length > 0 && now - this.recentStarts[0]! >= this.demandWindowMs)
+      this.recentStarts.shift();
+    return Math.min(this.maxSpares, Math.max(this.minSpares, this.recentStarts.length));
+  }
+
+  /** Counts a start toward the pool's size; the extra spares go once the window has passed. */
+  private noteStart(): void {
+    const now = Date.now();
+    this.recentStarts.push(now);
+    if (this.recentStarts.length > this.maxSpares) this.recentStarts.shift();
+    clearTimeout(this.trimTimer);
+    this.trimTimer = setTimeout(() => this.trim(), this.demandWindowMs + 10);
+    this.trimTimer.unref();
+  }
+
+  /**
+   * Lets the spares over the target go, the newest first (the oldest have loaded). One still
+   * loading finishes, finds its stdin closed and exits.
+   */
+  private trim(): void {
+    const target = this.spareTarget();
+    while (this.spares.length > target) {
+      const spare = this.spares.pop()!;
+      spare.released = true;
+      spare.process?.release();
+    }
+  }
+
+  /** Keeps the target number of spares (spareTarget) loading or loaded ahead of requests. */
   private refill(): void {
-    while (!this.sparesFailing && this.spares.length < this.spareCount) {
+    const target = this.spareTarget();
+    while (!this.sparesFailing && this.spares.length < target) {
       const spare: Spare = { claimed: false } as Spare;
       spare.loaded = this.spawnLoaded(false, spare);
       this.spares.push(spare);
@@ -297,6 +361,7 @@ export class BatchServerLauncher implements BatchLauncher {
           });
         },
         (err) => {
+          if (spare.released) return; // let go before it was started
           const i = this.spares.indexOf(spare);
           if (i >= 0) this.spares.splice(i, 1);
           this.sparesFailing = true;
@@ -308,7 +373,12 @@ export class BatchServerLauncher implements BatchLauncher {
 
   /** A new server process, once its backends are loaded (it then waits for a request). */
   private async spawnLoaded(referenced: boolean, spare?: Spare): Promise<ServerProcess> {
-    while (this.loading >= this.maxLoading) await new Promise<void>((r) => this.loadQueue.push(r));
+    while (this.loading >= this.maxLoading)
+      await new Promise<void>((go) => this.loadQueue.push({ spare, go }));
+    if (spare?.released) {
+      this.nextLoad();
+      throw new JoulegateError('spare no longer needed');
+    }
     this.loading++;
     const server = new ServerProcess(this.log, referenced, spare && !spare.claimed ? LOADING_NICE : 0);
     if (spare) spare.process = server;
@@ -324,8 +394,17 @@ export class BatchServerLauncher implements BatchLauncher {
       throw err;
     } finally {
       this.loading--;
-      this.loadQueue.shift()?.();
+      this.nextLoad();
     }
+  }
+
+  /**
+   * Lets the next load go: one a client waits for (its own process, or a spare it claimed)
+   * before any spare loading ahead of demand, so a growing pool never delays a waiting start.
+   */
+  private nextLoad(): void {
+    const i = this.loadQueue.findIndex((w) => !w.spare || w.spare.claimed);
+    this.loadQueue.splice(Math.max(i, 0), 1)[0]?.go();
   }
 
   private handle(server: ServerProcess, req: BatchStartRequest, key: string): BatchServerHandle {

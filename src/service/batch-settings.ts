@@ -7,6 +7,11 @@ export interface BatchSettings extends BatchServerLimits {
   idleTimeoutMs: number;
   /** Servers kept loaded ahead of requests (0: each start loads a new process). */
   spares: number;
+  /**
+   * Most spares kept while starts come in bursts (the pool grows to the starts of the last 2 s).
+   * 1 by default: on a node without idle cores the extra loads slow a burst (docs/batch.md).
+   */
+  maxSpares: number;
 }
 
 export const DEFAULT_BATCH_SETTINGS: Readonly<BatchSettings> = {
@@ -14,6 +19,7 @@ export const DEFAULT_BATCH_SETTINGS: Readonly<BatchSettings> = {
   total: 64,
   idleTimeoutMs: 10_000,
   spares: 1,
+  maxSpares: 1,
   /** 0: one per CPU (the launcher loads at most that many server processes at once). */
   startsAtOnce: 0,
   startTimeoutMs: 20_000,
@@ -25,6 +31,7 @@ const VARIABLES = [
   { name: 'JOULEGATE_BATCH_MAX_SERVERS', key: 'total', min: 1, scale: 1 },
   { name: 'JOULEGATE_BATCH_IDLE_TIMEOUT', key: 'idleTimeoutMs', min: 0.1, scale: 1000 },
   { name: 'JOULEGATE_BATCH_SPARES', key: 'spares', min: 0, scale: 1 },
+  { name: 'JOULEGATE_BATCH_MAX_SPARES', key: 'maxSpares', min: 0, scale: 1 },
   { name: 'JOULEGATE_BATCH_STARTS_AT_ONCE', key: 'startsAtOnce', min: 0, scale: 1 },
   { name: 'JOULEGATE_BATCH_START_TIMEOUT', key: 'startTimeoutMs', min: 0.1, scale: 1000 },
 ] as const;

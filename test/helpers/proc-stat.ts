@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Width of every counter in the /proc/stat the helpers write: the file never changes length. */
@@ -53,4 +53,19 @@ function tick() {
 function startTicking(ms) { ticker = setInterval(tick, ms); }
 function stopTicking() { clearInterval(ticker); }
 `;
+}
+
+/** Pids of the live children of `ppid` (from each process's /proc/PID/stat). */
+export function childPids(ppid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid) children.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
 }

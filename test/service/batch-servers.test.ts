@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { LineProcess, START_CLIENT, type StartResult } from '../batch/line-process.js';
+import { childPids } from '../helpers/proc-stat.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
 import { batchDaemon, type ServiceHarness, waitFor } from './harness.js';
@@ -38,21 +39,7 @@ async function startClients(h: ServiceHarness, user: TestUser, count: number): P
 }
 
 /** Child processes of the daemon (its batch servers: no spares are kept). */
-function serversOf(h: ServiceHarness): number[] {
-  const daemonPid = h.daemon!.pid!;
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === daemonPid) children.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return children;
-}
+const serversOf = (h: ServiceHarness): number[] => childPids(h.daemon!.pid!);
 
 /** Client pids in the order their servers started (the daemon logs each start). */
 const startOrder = (h: ServiceHarness) =>
