@@ -1,6 +1,16 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileAtomic } from '../platform/atomic-file.js';
 import { errorMessage } from '../platform/errors.js';
@@ -13,7 +23,8 @@ import type { AppExit, RankMember, RanksInfo, RegionEvent } from './model/report
  * (members/<pid>), and the first to create `sampler` (O_EXCL) samples the node; the others sample
  * nothing and, when their app exits, leave its times, exit and region events in done/<pid>. The
  * sampler keeps sampling after its own app has exited until every member is done (or dead),
- * takes their regions into its report, and closes the directory's election (renames `sampler`).
+ * takes their regions into its report, closes the directory's election (renames `sampler`) and
+ * removes what the ranks it collected left there, and the directories once they are empty.
  * Times are CLOCK_MONOTONIC ms (clock.ts), which every process of the node shares. See
  * docs/monitor.md ("Several ranks on one node").
  */
@@ -104,9 +115,17 @@ export class NodeRanks {
   /** Registers this monitor and takes part in the election (a dead sampler's claim is taken over). */
   static join(id: RankIdentity, dir = ranksDir(id)): NodeRanks {
     const notes: string[] = [];
-    for (const sub of ['members', 'done']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
     const me = { rank: id.rank, pid: process.pid };
-    writeFileAtomic(join(dir, 'members', String(process.pid)), JSON.stringify(me), 0o600);
+    // A finishing sampler may remove the emptied directories between these steps: make them again.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for (const sub of ['members', 'done']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
+        writeFileAtomic(join(dir, 'members', String(process.pid)), JSON.stringify(me), 0o600);
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw err;
+      }
+    }
     const claim = join(dir, 'sampler');
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -179,7 +198,8 @@ export class NodeRanks {
     }
     const done: DoneRecord[] = [];
     const members: RankMember[] = [];
-    for (const m of this.others()) {
+    const collected = this.others();
+    for (const m of collected) {
       const record = readJson<DoneRecord>(join(this.dir, 'done', String(m.pid)));
       if (record) done.push(record);
       members.push({
@@ -189,7 +209,37 @@ export class NodeRanks {
         ...(record ? { exit: record.exit.status } : {}),
       });
     }
+    if (closed) this.removeCollected(collected.map((m) => m.pid));
     return { done, members };
+  }
+
+  /**
+   * The sampler, once it holds the others' records: removes their and its own files, and the
+   * directories when nothing else is in them (a rank that arrived after the election closed keeps
+   * them, and its own sampler removes them later). Nothing is left in the user's temp directory.
+   */
+  private removeCollected(pids: readonly number[]): void {
+    for (const pid of [...pids, this.pid]) {
+      for (const sub of ['members', 'done']) rmSync(join(this.dir, sub, String(pid)), { force: true });
+    }
+    for (const name of this.entries(this.dir))
+      if (name === `sampler.closed-${this.pid}` || name.startsWith('sampler.dead-'))
+        rmSync(join(this.dir, name), { force: true });
+    for (const dir of [join(this.dir, 'members'), join(this.dir, 'done'), this.dir, dirname(this.dir)]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        return; // not empty (a later rank's files) or already gone: the rest stays for it
+      }
+    }
+  }
+
+  private entries(dir: string): string[] {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
   }
 
   /** A report's account of the ranks, from this monitor's side. */

@@ -6,6 +6,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -181,6 +182,7 @@ describe('a real Slurm cluster, the packaged epilog and the job report', { skip 
         `PATH=${PATH}`,
         `HOME=${workDir}`,
         `JOULEGATE_SYSROOT=${root}`,
+        `XDG_RUNTIME_DIR=${workDir}`,
         'srun',
         '-N1',
         '-n1',
@@ -271,6 +273,8 @@ describe('a real Slurm cluster, the packaged epilog and the job report', { skip 
 
     const { code, at } = await job.exited;
     assert.equal(code, 0, job.output());
+    // The monitor is rank 0 of the job (SLURM_PROCID): it sampled the node and left nothing behind.
+    assert.ok(!readdirSync(dir).some((n) => n.startsWith('joulegate-ranks-')), readdirSync(dir).join(' '));
     const idleMs = await backToIdle(at);
     assert.ok(idleMs <= 5000, `node completing for ${idleMs} ms after the job`);
     const countedJ = seriesValue(

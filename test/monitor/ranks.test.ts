@@ -153,6 +153,8 @@ describe('several ranks of one job on one node', () => {
     for (const r of [0, 1, 2, 3].filter((r) => r !== sampler)) writeFileSync(join(ctl, `stop-${r}`), '');
     const results = await Promise.all(runs);
     for (const r of results) assert.equal(r.code, 0, r.stderr);
+    // The sampler removed the meeting directory once it held every rank's record: nothing is left.
+    assert.deepEqual(readdirSync(xdg), []);
 
     const reports = [0, 1, 2, 3].map((r) => readReport(onlyFile(join(ctl, `out-${r}`), /\.json$/)) as Report);
     const energies = reports.map((r) => r.rounds[0]!.metrics.host.energy);
