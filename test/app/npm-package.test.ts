@@ -54,10 +54,13 @@ test('npm pack + a global install into an empty prefix: the commands run, npm wa
   );
 
   const prefix = join(work, 'prefix');
+  // --prefix also moves npm's global configuration to <prefix>/etc/npmrc: keep the machine's
+  // (its registry, proxy and CA settings), as an install into an existing prefix would.
+  const globalconfig = (await run('npm', ['config', 'get', 'globalconfig'], { cwd: work })).stdout.trim();
   const install = await run(
     'npm',
     ['install', '--global', `--prefix=${prefix}`, '--prefer-offline', '--no-audit', '--no-fund', tarball],
-    { cwd: work, timeoutMs: 300_000 },
+    { cwd: work, timeoutMs: 300_000, env: { npm_config_globalconfig: globalconfig } },
   );
   assert.equal(install.code, 0, install.stderr);
   assert.doesNotMatch(install.stdout + install.stderr, /install.scripts|allowScripts|allow-scripts/i);

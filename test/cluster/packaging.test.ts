@@ -135,8 +135,10 @@ test('the Slurm epilog is valid sh, exits 0 at once whatever fails, and logs one
     // Unconfigured.
     { env: { SLURM_JOB_ID: '1' }, line: /job 1: JOULEGATE_PROMETHEUS is not set in .*absent\.conf/ },
     // No Slurm record of the job (scontrol fails, as on a node without Slurm): the writer says so.
+    // With a report directory, so the writer starts for any user (one that is not root could not
+    // write as the job's user and would stop before it).
     {
-      env: { SLURM_JOB_ID: '2', JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9' },
+      env: { SLURM_JOB_ID: '2', JOULEGATE_PROMETHEUS: 'http://127.0.0.1:9', JOULEGATE_JOB_REPORT_DIR: dir },
       line: /job 2: scontrol show job failed: .*configuration source/,
     },
   ];
