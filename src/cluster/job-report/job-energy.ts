@@ -281,8 +281,8 @@ function addJobShare(
   };
 }
 
-/** Raw samples of `selector` on the job's nodes, over the window and its margins, by node. */
-async function rangeByNode(
+/** Raw samples of `selector` over the job's window and its margins (the ends are interpolated). */
+async function rangeOverWindow(
   client: PrometheusClient,
   selector: string,
   window: JobWindow,
@@ -304,7 +304,7 @@ export async function jobEnergy(
   const nodes = window.nodes.map(promqlRegexLiteral).join('|');
   const metrics = ENERGY_COUNTERS.map((c) => promqlRegexLiteral(c.metric)).join('|');
   const found = byNode(
-    await rangeByNode(client, `{__name__=~"${metrics}",node=~"${nodes}"}`, window, nowS),
+    await rangeOverWindow(client, `{__name__=~"${metrics}",node=~"${nodes}"}`, window, nowS),
     (name) => COUNTER_OF_METRIC.has(name),
   );
   const perNode = window.nodes.map((n) => nodeEnergy(n, found.get(n) ?? [], window));
@@ -313,7 +313,7 @@ export async function jobEnergy(
   if (consumer !== undefined) {
     const selector = `${CONSUMER_COUNTER}{consumer="${consumer}",node=~"${nodes}"}`;
     const shares = byNode(
-      await rangeByNode(client, selector, window, nowS),
+      await rangeOverWindow(client, selector, window, nowS),
       (name) => name === CONSUMER_COUNTER,
     );
     jobShare = addJobShare(perNode, consumer, shares, window, found);
