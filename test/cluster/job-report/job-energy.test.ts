@@ -98,11 +98,14 @@ describe('Prometheus scraping three exporters, and the job report', { skip }, ()
     await exporters.node3!.stop();
     const downAt = Date.now() / 1000;
     await sleep(2600);
+    // Taken before the start: Prometheus may scrape the new exporter as soon as it listens, before
+    // this (loaded) test process has seen it start, so a time taken after could be later than
+    // the first sample after the restart.
+    const upAt = Date.now() / 1000;
     exporters.node3 = await startExporter(nodes.node3.root, 'node3', {
       port: ports.node3,
       args: ['--consumers', 'none'],
     });
-    const upAt = Date.now() / 1000;
     await sleep(3500);
     const end = Date.now() / 1000;
     // Samples after the end let the report interpolate the window's end.
