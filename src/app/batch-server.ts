@@ -4,9 +4,12 @@
  * (built-in backends and plugins: GPU libraries do not survive being shared across processes),
  * reports `idle` and waits on stdin for a request. Given one, it pushes it, creates the files and
  * reports `ready`; once the daemon has recorded it (`admit`) it lets the client connect, reports
- * `connected` and serves the client (messages: src/ipc/batch/protocol.ts).
- * Exit status 0: the client quit or went away, or the daemon let go of the server before its
- * client connected; 1: the request could not be served.
+ * `connected` and serves the client (messages: src/ipc/batch/protocol.ts). When the client quits
+ * or goes away it reports `released`, builds a fresh PlatformIO and reports `idle` again: the
+ * launcher may hand it the next request of a client of the same uid, or close its stdin.
+ * Exit status 0: the daemon let go of the server (before its client connected, or while it was
+ * idle), or the client ended in a way that does not release the server (an unknown message);
+ * 1: the request could not be served.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,36 +75,50 @@ function warmUp(): void {
   }
 }
 
-/** The next line from the daemon, or undefined once it closed the pipe. */
-function daemonLines(): () => Promise<string | undefined> {
-  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  return async () => {
-    const next = await lines.next();
+/**
+ * Lines from the daemon. `watch()` waits for the next line without taking it: a server waiting
+ * for its client learns that the daemon let go of it (a line, or the pipe's end); a connected
+ * server leaves that line, its next request, to `next()`.
+ */
+class DaemonLines {
+  private readonly lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  private pending?: Promise<string | undefined>;
+
+  /** The next line, or undefined once the daemon closed the pipe. */
+  next(): Promise<string | undefined> {
+    const line = this.pending ?? this.read();
+    this.pending = undefined;
+    return line;
+  }
+
+  watch(): Promise<string | undefined> {
+    this.pending ??= this.read();
+    return this.pending;
+  }
+
+  private async read(): Promise<string | undefined> {
+    const next = await this.lines.next();
     return next.done ? undefined : next.value;
-  };
+  }
 }
 
-async function main(): Promise<number> {
-  let pio: PlatformIO;
-  try {
-    const origin = process.env[TIME_ORIGIN_ENV];
-    if (origin === undefined || !/^\d+$/.test(origin))
-      throw new Error(`${TIME_ORIGIN_ENV} is not set by the daemon`);
-    adoptTimeOrigin(BigInt(origin));
-    const { backends: plugins } = await loadPlugins();
-    pio = await loadPlatform({ extra: plugins });
-    libc(); // loaded now rather than while a client waits for its batch to start
-    preadThroughLibc(); // polled files are read a thousand times a second here
-    warmUp();
-  } catch (err) {
-    report({ error: errorMessage(err) });
-    return 1;
-  }
-  report({ idle: true });
-  const nextLine = daemonLines();
-  const request = await nextLine();
-  if (request === undefined) return 0; // a spare the daemon no longer needs
+/**
+ * Clients one process serves before it exits and a fresh one takes its place: a bound on
+ * whatever a long-lived process might gather (heap, a library's state) over many clients.
+ */
+const MAX_CLIENTS_PER_PROCESS = 100;
 
+/** A fresh PlatformIO: built-in backends and plugins, nothing pushed. */
+async function loadIO(): Promise<PlatformIO> {
+  const { backends: plugins } = await loadPlugins();
+  return loadPlatform({ extra: plugins });
+}
+
+/** The process's exit status, or `released`: the client is gone and the process may serve again. */
+type ClientOutcome = number | 'released';
+
+/** Serves the client of one start request, from pushing it to the client's end. */
+async function serveClient(pio: PlatformIO, request: string, lines: DaemonLines): Promise<ClientOutcome> {
   let server: BatchServer;
   try {
     server = new BatchServer(pio, parseServerStart(request));
@@ -111,17 +128,17 @@ async function main(): Promise<number> {
     return 1;
   }
   report({ ready: true });
-  if ((await nextLine()) !== ADMIT_LINE) {
+  if ((await lines.next()) !== ADMIT_LINE) {
     server.close();
     return 0;
   }
-  // Until the client connects, the daemon can still let go of the server by closing the pipe
-  // (and does so by dying): then the files go and the process ends.
-  const released = new AbortController();
+  // Until the client connects, the daemon can still let go of the server (it closes the pipe,
+  // and does so by dying): then the files go and the process ends.
+  const letGo = new AbortController();
   let connected = false;
-  void nextLine().then(() => {
+  void lines.watch().then(() => {
     if (connected) return;
-    released.abort(new Error('released by the daemon'));
+    letGo.abort(new Error('released by the daemon'));
     // Last resort should the wait for the client not end (it always should): no process lingers.
     setTimeout(() => {
       server.close();
@@ -129,21 +146,62 @@ async function main(): Promise<number> {
     }, 2000).unref();
   });
   try {
-    await server.accept(released.signal);
+    await server.accept(letGo.signal);
     connected = true;
   } catch (err) {
-    if (released.signal.aborted) return 0;
+    if (letGo.signal.aborted) return 0;
     process.stderr.write(`failed: ${errorMessage(err)}\n`);
     return 1;
   }
   report({ connected: true });
+  let released = false;
   try {
-    const reason = await server.serve();
+    const reason = await server.serve((why) => {
+      // Told before `q` is answered, so the daemon hears it before the client's PlatformStopBatch.
+      if (why !== 'quit' && why !== 'client closed') return;
+      released = true;
+      report({ released: why });
+    });
     if (reason !== 'quit') process.stderr.write(`ended: ${reason}\n`);
-    return 0;
+    return released ? 'released' : 0;
   } catch (err) {
     process.stderr.write(`failed: ${errorMessage(err)}\n`);
     return 1;
+  }
+}
+
+async function main(): Promise<number> {
+  let pio: PlatformIO;
+  try {
+    const origin = process.env[TIME_ORIGIN_ENV];
+    if (origin === undefined || !/^\d+$/.test(origin))
+      throw new Error(`${TIME_ORIGIN_ENV} is not set by the daemon`);
+    adoptTimeOrigin(BigInt(origin));
+    pio = await loadIO();
+    libc(); // loaded now rather than while a client waits for its batch to start
+    preadThroughLibc(); // polled files are read a thousand times a second here
+    warmUp();
+  } catch (err) {
+    report({ error: errorMessage(err) });
+    return 1;
+  }
+  const lines = new DaemonLines();
+  for (let served = 1; ; served++) {
+    report({ idle: true });
+    const request = await lines.next();
+    if (request === undefined) return 0; // a spare the daemon no longer needs
+    const outcome = await serveClient(pio, request, lines);
+    if (outcome !== 'released' || served >= MAX_CLIENTS_PER_PROCESS)
+      return outcome === 'released' ? 0 : outcome;
+    // The launcher may hand this process to another client of the same uid: nothing pushed
+    // for the last client may carry over, so every backend starts afresh.
+    await pio.close();
+    try {
+      pio = await loadIO();
+    } catch (err) {
+      report({ error: errorMessage(err) });
+      return 1;
+    }
   }
 }
 

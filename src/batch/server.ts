@@ -96,8 +96,12 @@ export class BatchServer {
     }
   }
 
-  /** Answers the connected client's messages until it quits or goes away. */
-  async serve(): Promise<EndReason> {
+  /**
+   * Answers the connected client's messages until it quits or goes away. `ending` hears why as
+   * soon as that is known, with the files already gone and before `q` is answered: the daemon
+   * can then count the client as done before the client's next call reaches it.
+   */
+  async serve(ending?: (reason: EndReason) => void): Promise<EndReason> {
     const channel = this.channel;
     if (!channel) throw new Error('BatchServer.serve() called before accept()');
     let first = true;
@@ -127,10 +131,14 @@ export class BatchServer {
           await this.writeControls();
           channel.send(Message.Continue);
         } else if (message === Message.Quit) {
+          ending?.('quit');
           channel.send(Message.Quit);
           return 'quit';
         } else {
-          return message === END_OF_STREAM ? 'client closed' : `unknown message byte ${message}`;
+          const reason: EndReason =
+            message === END_OF_STREAM ? 'client closed' : `unknown message byte ${message}`;
+          ending?.(reason);
+          return reason;
         }
       }
     } finally {

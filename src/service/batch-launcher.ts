@@ -63,7 +63,19 @@ interface Spare {
   claimed: boolean;
   /** Let go by the pool (trim): it is not started if it has not been yet. */
   released?: boolean;
+  /** A server kept for its uid is let go when this fires (no start of that uid came). */
+  expiry?: NodeJS.Timeout;
+  /** Loaded: it reported `idle`. */
+  ready?: boolean;
 }
+
+/**
+ * How long PlatformStopBatch waits for a connected server that is letting its client go (the
+ * client quit or closed, and the server's `released` report is on its way) before it ends the
+ * process instead: a client's `q` is answered only after the report is written, so it nearly
+ * always arrives first; this covers the daemon reading the two pipes in the other order.
+ */
+const RELEASE_GRACE_MS = 25;
 
 let command: string[] | undefined;
 /**
@@ -227,6 +239,14 @@ export class BatchServerLauncher implements BatchLauncher {
   private loading = 0;
   /** Loads waiting for a place among `maxLoading`; spares nobody has claimed go last. */
   private readonly loadQueue: { spare?: Spare; go: () => void }[] = [];
+  /**
+   * Servers that served a client and are kept, loaded afresh, for the next start of the same
+   * uid (never another's), by uid; at most `keptPerUser` each and `keptInAll` in all.
+   */
+  private readonly kept = new Map<number, Spare[]>();
+  private keptCount = 0;
+  private readonly keptPerUser: number;
+  private readonly keptInAll: number;
 
   constructor(options: LauncherOptions = {}) {
     const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -240,6 +260,9 @@ export class BatchServerLauncher implements BatchLauncher {
     const most = options.maxSpares ?? DEFAULT_BATCH_SETTINGS.maxSpares;
     this.maxSpares = this.minSpares === 0 ? 0 : Math.max(this.minSpares, most);
     this.maxLoading = options.maxLoading ?? availableParallelism();
+    // The same memory bound as the pool's: a spare's worth per uid, four in all by default.
+    this.keptPerUser = this.maxSpares === 0 ? 0 : this.maxSpares;
+    this.keptInAll = 4 * this.maxSpares;
     const { perUser, total, startsAtOnce, startTimeoutMs } = { ...DEFAULT_BATCH_SETTINGS, ...options.limits };
     this.limits = { perUser, total, startsAtOnce: startsAtOnce || this.maxLoading, startTimeoutMs };
   }
@@ -257,7 +280,7 @@ export class BatchServerLauncher implements BatchLauncher {
       throw new JoulegateError('Requested a batch server, but no signals or controls were specified');
     }
     this.noteStart();
-    const server = await this.take();
+    const server = await this.take(req.clientUid);
     if (LOADING_NICE !== 0) renice(server.pid, 0);
     const key = String(req.clientPid);
     try {
@@ -291,8 +314,22 @@ export class BatchServerLauncher implements BatchLauncher {
     return this.handle(server, req, key);
   }
 
-  /** A loaded server for a request: the oldest spare, or a new process. */
-  private async take(): Promise<ServerProcess> {
+  /**
+   * A loaded server for a request of `uid`: one kept from a client of the same uid, else the
+   * oldest spare, else a new process.
+   */
+  private async take(uid: number): Promise<ServerProcess> {
+    for (let own = this.takeKept(uid); own; own = this.takeKept(uid)) {
+      try {
+        const server = await own.loaded;
+        if (server.running) {
+          server.setReferenced(true);
+          return server;
+        }
+      } catch {
+        // it could not load afresh (logged): the next one, or a spare
+      }
+    }
     const spare = this.spares.shift();
     if (spare) {
       spare.claimed = true;
@@ -308,6 +345,74 @@ export class BatchServerLauncher implements BatchLauncher {
       }
     }
     return this.spawnLoaded(true);
+  }
+
+  /**
+   * A server whose client quit or went away: it loads a fresh PlatformIO and waits for the next
+   * start of the same uid, for DEMAND_WINDOW_MS; beyond the bounds, or unused by then, it is let
+   * go (stdin closed: it exits with status 0). A client of another uid never gets it: a process
+   * that served one user never serves another.
+   */
+  private keep(server: ServerProcess, uid: number): void {
+    const own = this.kept.get(uid) ?? [];
+    if (own.length >= this.keptPerUser || this.keptCount >= this.keptInAll) {
+      server.release();
+      return;
+    }
+    server.setReferenced(false);
+    const spare: Spare = {
+      claimed: false,
+      process: server,
+      loaded: server.nextReport('load afresh', this.startTimeoutMs).then((report) => {
+        if (!('idle' in report))
+          throw new JoulegateError(`batch server ${server.pid} reported ${JSON.stringify(report)}`);
+        return server;
+      }),
+    };
+    own.push(spare);
+    this.kept.set(uid, own);
+    this.keptCount++;
+    const letGo = (why?: string) => {
+      if (!this.unkeep(uid, spare)) return;
+      if (why) this.log(`kept batch server ${server.pid} of uid ${uid} ${why}`);
+      server.release();
+    };
+    spare.loaded.then(
+      () => {},
+      (err) => {
+        letGo(`could not load afresh: ${errorMessage(err)}`);
+        server.kill('SIGKILL');
+      },
+    );
+    void server.ended.then((how) => letGo(how));
+    spare.expiry = setTimeout(() => letGo(), this.demandWindowMs);
+    spare.expiry.unref();
+  }
+
+  /** Removes `spare` from the servers kept for `uid`; false if it was not there (any more). */
+  private unkeep(uid: number, spare: Spare): boolean {
+    const own = this.kept.get(uid);
+    const i = own?.indexOf(spare) ?? -1;
+    if (i < 0) return false;
+    own!.splice(i, 1);
+    if (own!.length === 0) this.kept.delete(uid);
+    this.keptCount--;
+    clearTimeout(spare.expiry);
+    return true;
+  }
+
+  /** The oldest server kept for `uid`, claimed. */
+  private takeKept(uid: number): Spare | undefined {
+    const spare = this.kept.get(uid)?.[0];
+    if (!spare) return undefined;
+    this.unkeep(uid, spare);
+    spare.claimed = true;
+    return spare;
+  }
+
+  /** Spares in the pool (loading or loaded) and servers kept for their uid, for tests and logs. */
+  get pool(): { spares: number; kept: number } {
+    return { spares: this.spares.length, kept: this.keptCount };
   }
 
   /**
@@ -332,15 +437,17 @@ export class BatchServerLauncher implements BatchLauncher {
   }
 
   /**
-   * Lets the spares over the target go, the newest first (the oldest have loaded). One still
-   * loading finishes, finds its stdin closed and exits.
+   * Lets the spares over the target go, the newest first (the oldest have loaded): a loaded one
+   * sees its stdin close and exits; one still loading is ended at once rather than left to
+   * finish a load nobody needs (on a busy node, at nice 10, that can take long).
    */
   private trim(): void {
     const target = this.spareTarget();
     while (this.spares.length > target) {
       const spare = this.spares.pop()!;
       spare.released = true;
-      spare.process?.release();
+      if (spare.ready) spare.process?.release();
+      else spare.process?.kill('SIGTERM');
     }
   }
 
@@ -353,6 +460,7 @@ export class BatchServerLauncher implements BatchLauncher {
       this.spares.push(spare);
       spare.loaded.then(
         (server) => {
+          spare.ready = true;
           void server.ended.then((how) => {
             const i = this.spares.indexOf(spare);
             if (i < 0) return; // handed out
@@ -410,9 +518,21 @@ export class BatchServerLauncher implements BatchLauncher {
   private handle(server: ServerProcess, req: BatchStartRequest, key: string): BatchServerHandle {
     const serverPid = server.pid;
     const client = req.clientPid;
-    // A server killed by a signal cannot unlink its files; the launcher does it for it.
-    const exited = server.ended.then((how) => {
+    let connected = false;
+    let releasedWhy: string | undefined;
+    let onReleased = () => {};
+    const released = new Promise<void>((resolve) => {
+      onReleased = resolve;
+    });
+    // Done with this client: the process ended, or it let the client go and is the pool's again.
+    const exited = Promise.race([server.ended, released]).then((how) => {
+      if (releasedWhy !== undefined) {
+        this.log(`batch server ${serverPid} of client ${client} released (${releasedWhy})`);
+        this.keep(server, req.clientUid);
+        return;
+      }
       this.log(`batch server ${serverPid} of client ${client} ended: ${how}`);
+      // A server killed by a signal cannot unlink its files; the launcher does it for it.
       for (const path of batchPaths(req.runDir, key)) {
         try {
           unlinkSync(path);
@@ -425,7 +545,11 @@ export class BatchServerLauncher implements BatchLauncher {
     const stop = async () => {
       clearInterval(watch);
       clearTimeout(idleTimer);
-      if (server.running) {
+      if (connected && releasedWhy === undefined && server.running) {
+        // The client may have just quit: its server's `released` may still be in the pipe.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, RELEASE_GRACE_MS))]);
+      }
+      if (releasedWhy === undefined && server.running) {
         server.kill('SIGTERM');
         const killer = setTimeout(() => server.kill('SIGKILL'), 2000);
         await server.ended;
@@ -434,7 +558,7 @@ export class BatchServerLauncher implements BatchLauncher {
       await exited;
     };
     const stopBecause = (why: string) => {
-      if (!server.running) return;
+      if (!server.running || releasedWhy !== undefined) return;
       this.log(`stopping batch server ${serverPid}: ${why}`);
       void stop();
     };
@@ -445,15 +569,24 @@ export class BatchServerLauncher implements BatchLauncher {
         () => stopBecause(`client ${client} did not connect within ${this.idleTimeoutMs / 1000} s`),
         this.idleTimeoutMs,
       );
-      void server.nextReport('see its client').then(
-        () => clearTimeout(idleTimer),
-        () => {},
-      );
+      void server
+        .nextReport('see its client')
+        .then((report) => {
+          clearTimeout(idleTimer);
+          if (!('connected' in report)) return;
+          connected = true;
+          return server.nextReport('serve its client').then((end) => {
+            if (!('released' in end)) return;
+            releasedWhy = end.released;
+            onReleased();
+          });
+        })
+        .catch(() => {});
     };
     // The daemon also closes sessions of dead clients; this makes the server's lifetime safe
     // on its own, e.g. when the client dies before connecting. A connected server sees its
-    // client's end itself (end of stream) and exits cleanly: it gets one more check period
-    // for that before it is stopped.
+    // client's end itself (end of stream) and lets it go: it gets one more check period for
+    // that before it is stopped.
     let clientGone = false;
     const watch = setInterval(() => {
       if (processExists(client)) return;

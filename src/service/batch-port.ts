@@ -48,9 +48,16 @@ export interface BatchServerHandle {
    * client connects soon after.
    */
   admit(): void;
-  /** Stops the server; resolves once it has exited. Safe to call more than once. */
+  /**
+   * Stops the server; resolves once it is done with its client (exited, or released: its client
+   * had already quit). Safe to call more than once.
+   */
   stop(): Promise<void>;
-  /** Resolves when the server process has exited, for whatever reason. */
+  /**
+   * Resolves when the server is done with its client, for whatever reason: the process exited,
+   * or the client quit or went away and the server went back to the pool (kept for the next
+   * start of the same uid).
+   */
   exited: Promise<void>;
 }
 

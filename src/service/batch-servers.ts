@@ -5,12 +5,19 @@ import type { Mutex } from './mutex.js';
 import type { SessionRecord, SessionStore } from './sessions.js';
 import { StartAdmission, type StartTurn } from './start-admission.js';
 
-/** A client's batch server: waiting for its turn to start, starting, then running. */
+/**
+ * A client's batch server: waiting for its turn to start, starting, running, then ended (done
+ * with its client on its own: the client quit or went away, or the process died).
+ */
 export interface BatchSlot {
   readonly rec: SessionRecord;
   readonly hasControls: boolean;
-  /** Waiting slots hold no place under the limits; starting and running ones do. */
-  phase: 'waiting' | 'starting' | 'running';
+  /**
+   * Waiting and ended slots hold no place under the limits; starting and running ones do. An
+   * ended slot is kept so that the client's PlatformStopBatch of it is acknowledged (as GEOPM
+   * does after its client's `q`), until the client starts another server or its session ends.
+   */
+  phase: 'waiting' | 'starting' | 'running' | 'ended';
   handle?: BatchServerHandle;
   /** Aborted when the session ends (or controls are locked) before the server runs. */
   readonly cancel: AbortController;
@@ -53,7 +60,7 @@ export class BatchServers {
     let ofUser = 0;
     let total = 0;
     for (const slot of this.slots.values()) {
-      if (slot.phase === 'waiting') continue;
+      if (slot.phase === 'waiting' || slot.phase === 'ended') continue;
       total++;
       if (slot.rec.client_uid === uid) ofUser++;
     }
@@ -84,7 +91,7 @@ export class BatchServers {
   reserve(rec: SessionRecord, hasControls: boolean): BatchSlot {
     const clientPid = rec.client_pid;
     const existing = this.slots.get(clientPid);
-    if (existing) {
+    if (existing && existing.phase !== 'ended') {
       const pid = existing.handle?.serverPid;
       throw new JoulegateError(
         pid === undefined
@@ -172,7 +179,7 @@ export class BatchServers {
       slot.phase = 'running';
       rec.batch_server = handle.serverPid;
       this.sessions.put(rec);
-      void handle.exited.then(() => this.lock.run(async () => this.forget(slot)));
+      void handle.exited.then(() => this.lock.run(async () => this.ended(slot)));
       return true;
     });
     // The client may connect once the record naming the server is on disk: a daemon restarted
@@ -217,9 +224,9 @@ export class BatchServers {
     for (const [pid, slot] of [...this.slots]) if (slot.hasControls) await this.stop(pid);
   }
 
-  /** A server exited on its own: forget it unless the client already has another. */
-  private forget(slot: BatchSlot): void {
-    if (this.slots.get(slot.rec.client_pid) === slot) this.slots.delete(slot.rec.client_pid);
+  /** A server is done with its client on its own: it holds no place, the record no longer names it. */
+  private ended(slot: BatchSlot): void {
+    if (this.slots.get(slot.rec.client_pid) === slot) slot.phase = 'ended';
     this.unrecord(slot);
   }
 

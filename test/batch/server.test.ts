@@ -59,8 +59,9 @@ async function start(
   user: TestUser,
   signals = [TIME],
   controls: typeof signals = [],
+  by = launcher,
 ) {
-  const server = await launcher.start({
+  const server = await by.start({
     runDir: dir,
     clientPid: client.pid,
     clientUid: user.uid,
@@ -120,9 +121,77 @@ describe('batch server with a client of another uid', { skip }, () => {
     await server.exited;
     assert.deepEqual(readdirSync(dir), []);
     assert.ok(
+      logs.includes(`joulegated: batch server ${server.serverPid} of client ${client.pid} released (quit)`),
+      logs.join('\n'),
+    );
+  });
+
+  test('a server whose client quit serves the next start of the same uid, with nothing of the last request; never another uid', async () => {
+    // Its own launcher, whose window (how long a server is kept) outlasts tsx start-ups on a busy machine.
+    const keeping = new BatchServerLauncher({
+      log: (line) => logs.push(line),
+      startTimeoutMs: START_TIMEOUT_MS,
+      demandWindowMs: START_TIMEOUT_MS,
+    });
+    const dir = runDir();
+    const [first, other, second] = await Promise.all([
+      ClientDriver.start(alice),
+      ClientDriver.start(mallory),
+      ClientDriver.start(alice),
+    ]);
+    const used = await start(dir, first, alice, [TIME, KNOB_A], [KNOB_A], keeping);
+    await first.send(`connect ${dir} ${used.serverKey} 2 1`);
+    await first.send('read');
+    await first.send('close'); // q, answered
+    await used.exited;
+    assert.ok(await waitFor(() => keeping.pool.kept === 1, START_TIMEOUT_MS), 'kept for alice');
+
+    // Another uid never gets alice's server.
+    const theirs = await start(dir, other, mallory, [TIME], [], keeping);
+    assert.notEqual(theirs.serverPid, used.serverPid);
+    await theirs.stop();
+    assert.equal(keeping.pool.kept, 1, "alice's server is still kept");
+
+    // Alice's next client gets it, with a request of its own: one signal, no control.
+    const again = await start(dir, second, alice, [KNOB_B1], [], keeping);
+    assert.equal(again.serverPid, used.serverPid);
+    assert.equal(keeping.pool.kept, 0);
+    assert.deepEqual(readdirSync(dir).sort(), [
+      `batch-buffer-${second.pid}-signal`,
+      `batch-status-${second.pid}-in`,
+      `batch-status-${second.pid}-out`,
+    ]);
+    assert.deepEqual(await second.send(`connect ${dir} ${again.serverKey} 1 0`), { ok: true });
+    assert.deepEqual((await second.send('read')).values, [readFileControl(controlDir, 'KNOB_B', 1)]);
+    // A client that goes away without `q` lets the server go too.
+    await second.kill();
+    await again.exited;
+    assert.ok(
       logs.includes(
-        `joulegated: batch server ${server.serverPid} of client ${client.pid} ended: exit status 0`,
+        `joulegated: batch server ${again.serverPid} of client ${second.pid} released (client closed)`,
       ),
+      logs.join('\n'),
+    );
+    await first.send('quit');
+    await other.send('quit');
+  });
+
+  test('a kept server no start of its uid comes for is let go after the window: it exits, status 0', async () => {
+    const dir = runDir();
+    const client = await ClientDriver.start(mallory);
+    const server = await start(dir, client, mallory);
+    await client.send(`connect ${dir} ${server.serverKey} 1 0`);
+    await client.send('quit');
+    await server.exited;
+    assert.ok(await waitFor(() => launcher.pool.kept >= 1, START_TIMEOUT_MS), 'kept for mallory');
+    // The launcher's window is 2 s; then the process sees its stdin end and exits.
+    assert.ok(
+      await waitFor(() => !processExists(server.serverPid), START_TIMEOUT_MS),
+      'the kept server exits',
+    );
+    assert.equal(launcher.pool.kept, 0);
+    assert.ok(
+      !logs.some((l) => l.includes(`${server.serverPid}`) && /killed|exit status [^0]/.test(l)),
       logs.join('\n'),
     );
   });

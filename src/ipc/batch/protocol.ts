@@ -88,9 +88,20 @@ export function parseServerStart(line: string): ServerStart {
  * What a batch server process tells the daemon's launcher, one JSON line each on stdout (not
  * part of GEOPM's protocol): `idle` once its backends are loaded and it waits for a request,
  * `ready` once the request is pushed and the files exist, `connected` once the client has opened
- * both FIFOs, `error` when it cannot go on (it then exits).
+ * both FIFOs, `released` once its client quit or went away and the server is done with it (its
+ * files and mappings gone; it then loads a fresh PlatformIO and reports `idle` again, to serve
+ * another client of the same uid, or exits once the launcher lets it go), `error` when it cannot
+ * go on (it then exits).
  */
-export type ServerReport = { idle: true } | { ready: true } | { connected: true } | { error: string };
+export type ServerReport =
+  | { idle: true }
+  | { ready: true }
+  | { connected: true }
+  | { released: ReleaseReason }
+  | { error: string };
+
+/** Why a connected server let its client go cleanly (any other end is the process's end). */
+export type ReleaseReason = 'quit' | 'client closed';
 
 /**
  * What the launcher sends a server on stdin: first the start request (serverStartLine()), then this line

@@ -155,6 +155,34 @@ test('a malformed byte ends that batch server only; the daemon keeps serving the
   assert.deepEqual(batchFiles(), []);
 });
 
+test('StopBatch after the client quit is acknowledged, and the next start of that uid gets the same server back', {
+  skip,
+}, async () => {
+  const logBefore = h.daemonLog.length;
+  const lines = (await driver('cycles')) as { serverPid: number; values: number[]; stop: string | null }[];
+  assert.equal(lines.length, 4);
+  for (const line of lines) {
+    assert.equal(line.stop, null, 'PlatformStopBatch acknowledged');
+    assert.ok(line.values[0]! >= 0);
+  }
+  // `released` is written before `q` is answered: the daemon knows the server is free again
+  // before the client's StopBatch reaches it, so the server is kept, not stopped.
+  assert.deepEqual(
+    lines.map((l) => l.serverPid),
+    lines.map(() => lines[0]!.serverPid),
+    h.daemonLog,
+  );
+  assert.equal(
+    [
+      ...h.daemonLog
+        .slice(logBefore)
+        .matchAll(new RegExp(`batch server ${lines[0]!.serverPid} of client \\d+ released \\(quit\\)`, 'g')),
+    ].length,
+    4,
+  );
+  assert.deepEqual(batchFiles(), []);
+});
+
 test('`joulegate session` run by a non-admin samples through the batch server', { skip }, async () => {
   const startedBefore = [...h.daemonLog.matchAll(/batch server \d+ started for pid/g)].length;
   const r = await runCli(['session', '-t', '0.6', '-p', '0.2'], {
