@@ -9,7 +9,8 @@ import { loadKoffi } from './ffi.js';
  *   the one-byte FIFO messages (fs.readSync/writeSync cost about 1.5 µs more per call in libuv
  *   request setup, which doubled a batch round trip: bench/batch.ts), and pread for the files a
  *   batch server polls (see PolledFile).
- * - Client processes: getsid, and sysconf for the clock tick.
+ * - Client processes: getsid, sysconf for the clock tick, and pidfd_open (through syscall) with
+ *   poll and close, to learn with one system call whether a process has exited.
  * - The daemon's single-instance lock on its run directory: flock.
  * - NSS user and group lookups (getpw*_r, getgr*_r, getgrouplist), so LDAP/SSSD users resolve
  *   as they do at login.
@@ -31,6 +32,10 @@ export interface Libc {
   flock(fd: number, operation: number): number;
   getsid(pid: number): number;
   sysconf(name: number): number;
+  /** pidfd_open(2) goes through syscall(2): glibc before 2.36 has no wrapper. */
+  syscall(number: number, ...rest: unknown[]): number;
+  poll(fds: Buffer, nfds: number, timeout: number): number;
+  close(fd: number): number;
   /**
    * The *_r lookups fill `out` (a `struct passwd` / `struct group` as an object). NSS may wait
    * on a network directory: `.async` runs a lookup on a worker thread.
@@ -77,6 +82,9 @@ export function libc(): Libc {
     flock: lib.func('int flock(int fd, int operation)'),
     getsid: lib.func('int getsid(int pid)'),
     sysconf: lib.func('long sysconf(int name)'),
+    syscall: lib.func('long syscall(long number, ...)'),
+    poll: lib.func('int poll(void *fds, unsigned long nfds, int timeout)'),
+    close: lib.func('int close(int fd)'),
     getpwnam_r: nssLookup('getpwnam_r', 'const char *name', 'jg_passwd'),
     getpwuid_r: nssLookup('getpwuid_r', 'uint32_t uid', 'jg_passwd'),
     getgrnam_r: nssLookup('getgrnam_r', 'const char *name', 'jg_group'),

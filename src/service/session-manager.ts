@@ -1,6 +1,6 @@
 import { errorMessage, InvalidArgumentError, JoulegateError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { isRunning, isSameProcess, processIdentity } from '../platform/process.js';
+import { isSameProcess, processIdentity } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
@@ -11,6 +11,7 @@ import { LIMITS } from './limits.js';
 import { Mutex } from './mutex.js';
 import { checkProfileName, ProfileRegistry } from './profiles.js';
 import type { Log } from './secure-files.js';
+import { SessionProcesses } from './session-processes.js';
 import { belongsTo, newSessionRecord, recoverSessions } from './session-records.js';
 import { identityOf, type SessionRecord, SessionStore } from './sessions.js';
 import { shown } from './text.js';
@@ -60,6 +61,8 @@ export class SessionManager {
   private readonly writeMode: WriteMode;
   private readonly profiles: ProfileRegistry;
   private readonly servers: BatchServers;
+  /** Handles on the sessions' processes: the read path's liveness check is one poll. */
+  private readonly processes = new SessionProcesses();
   /** Sets of each session's lists, made on first use (a closed session's record is dropped). */
   private readonly allowed = new WeakMap<SessionRecord, AllowedNames>();
   private poller?: NodeJS.Timeout;
@@ -143,13 +146,13 @@ export class SessionManager {
 
   /**
    * The names the caller's session may use, for calls that change no state (reads): they do
-   * not wait for the lock. The session's process must still run (one /proc read): a child that
+   * not wait for the lock. The session's process must still run (one poll of its pidfd): a child that
    * inherited the connection reads nothing once its parent, the session's owner, has exited,
    * without waiting for the liveness poll.
    */
   async allowedFor(caller: Caller, method: string): Promise<AllowedNames> {
     const rec = this.sessions.get(caller.pid);
-    if (rec && belongsTo(rec, caller) && isRunning(rec.client_pid, rec.start_ticks))
+    if (rec && belongsTo(rec, caller) && this.processes.running(rec.client_pid, rec.start_ticks))
       return this.allowedOf(rec);
     return this.mutex.run(async () => this.allowedOf(await this.liveSession(caller, method)));
   }
@@ -433,6 +436,7 @@ export class SessionManager {
     if (rec?.profile_name) this.profiles.forget(pid, rec.profile_name);
     if (rec) {
       this.sessions.remove(pid);
+      this.processes.forget(pid);
       this.log(`session of pid ${pid} closed (${reason})`);
     }
     await this.writeMode.end(`session of pid ${pid} closed: ${reason}`, pid);

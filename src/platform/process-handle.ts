@@ -1,0 +1,62 @@
+import { libc } from './libc.js';
+import { isRunning } from './process.js';
+
+/**
+ * pidfd_open(2)'s number: one number on every architecture, from the syscall table all new
+ * system calls share (Linux 5.3).
+ */
+const SYS_PIDFD_OPEN = 434;
+const POLLIN = 1;
+
+/**
+ * One process, named by its pid and start time, that is asked again and again whether it is
+ * still running. A pidfd refers to the process itself, never to a later process given the same
+ * pid, and polls readable once the process has exited (zombie or reaped): asking is one
+ * poll(2) with no wait. Reading /proc/<pid>/stat instead costs an open, a read and a close and
+ * the text's formatting each time. Where pidfds are not available (Linux before 5.3, seccomp),
+ * every question reads /proc (isRunning).
+ */
+export class ProcessHandle {
+  private readonly pollfd = Buffer.alloc(8);
+
+  private constructor(
+    readonly pid: number,
+    readonly startTicks: number,
+    private fd: number,
+  ) {
+    this.pollfd.writeInt32LE(fd, 0);
+    this.pollfd.writeInt16LE(POLLIN, 4);
+  }
+
+  /** A handle on the process `pid` that started at `startTicks`, or undefined if it is not running. */
+  static open(pid: number, startTicks: number): ProcessHandle | undefined {
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    let fd = -1;
+    try {
+      fd = libc().syscall(SYS_PIDFD_OPEN, 'int', pid, 'unsigned int', 0);
+    } catch {
+      fd = -1; // no koffi or no libc here: /proc it is
+    }
+    // Checked after the open: the pidfd names the process that had the pid then, and this says
+    // that process is the one that started at startTicks (a later process has a later start).
+    if (!isRunning(pid, startTicks)) {
+      if (fd >= 0) libc().close(fd);
+      return undefined;
+    }
+    return new ProcessHandle(pid, startTicks, fd);
+  }
+
+  /** Whether the process is still running (not exited, not a zombie). */
+  running(): boolean {
+    if (this.fd < 0) return isRunning(this.pid, this.startTicks);
+    this.pollfd.writeInt16LE(0, 6);
+    const ready = libc().poll(this.pollfd, 1, 0);
+    if (ready < 0) return isRunning(this.pid, this.startTicks); // EINTR and the like: ask /proc
+    return ready === 0;
+  }
+
+  close(): void {
+    if (this.fd >= 0) libc().close(this.fd);
+    this.fd = -1;
+  }
+}

@@ -1,0 +1,44 @@
+import { isRunning } from '../platform/process.js';
+import { ProcessHandle } from '../platform/process-handle.js';
+
+/**
+ * Most handles kept open (one file descriptor each): past this many sessions, a new session's
+ * process is checked by reading /proc each time instead.
+ */
+const MAX_HANDLES = 4096;
+
+/**
+ * Handles on the processes of open sessions, so that the read path (PlatformReadSignal,
+ * PlatformGetUserAccess, …) learns whether a session's process still runs with one poll(2)
+ * rather than a /proc read per call. An entry is opened on first use and closed when its
+ * session closes (or a later session of the same pid, a recycled pid, replaces it).
+ */
+export class SessionProcesses {
+  private readonly handles = new Map<number, ProcessHandle>();
+
+  /** Whether the process `pid` that started at `startTicks` is still running. */
+  running(pid: number, startTicks: number): boolean {
+    let handle = this.handles.get(pid);
+    if (handle && handle.startTicks !== startTicks) {
+      this.forget(pid);
+      handle = undefined;
+    }
+    if (!handle) {
+      if (this.handles.size >= MAX_HANDLES) return isRunning(pid, startTicks);
+      handle = ProcessHandle.open(pid, startTicks);
+      if (!handle) return false;
+      this.handles.set(pid, handle);
+    }
+    return handle.running();
+  }
+
+  /** The session of `pid` closed: its handle goes. */
+  forget(pid: number): void {
+    this.handles.get(pid)?.close();
+    this.handles.delete(pid);
+  }
+
+  get size(): number {
+    return this.handles.size;
+  }
+}
