@@ -380,11 +380,13 @@ export class BatchServerLauncher implements BatchLauncher {
     spare.loaded.then(
       () => {},
       (err) => {
+        if (!server.running) return; // its end is told below
         letGo(`could not load afresh: ${errorMessage(err)}`);
         server.kill('SIGKILL');
       },
     );
-    void server.ended.then((how) => letGo(how));
+    // Status 0: it served its last client (MAX_CLIENTS_PER_PROCESS in the server) and left.
+    void server.ended.then((how) => letGo(how === 'exit status 0' ? undefined : how));
     spare.expiry = setTimeout(() => letGo(), this.demandWindowMs);
     spare.expiry.unref();
   }
