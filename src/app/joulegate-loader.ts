@@ -14,7 +14,6 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
 import vm from 'node:vm';
 import { oneShotCommand } from '../cli/tool-names.js';
 import { HOST_IMPORT } from '../platform/dynamic-import.js';
@@ -51,6 +50,8 @@ if (process.env.JOULEGATE_CODE_CACHE_CHECK === '1') {
 if (writing) {
   // At exit the cache also holds every function this run compiled, not only the top level.
   process.on('exit', () => {
+    // node:v8 only here: loading it costs every start a few ms (docs/cli.md, "Start-up").
+    const { setFlagsFromString } = createRequire(import.meta.url)('node:v8') as typeof import('node:v8');
     // V8 stamps the cache with its flags as they are now: flags the run changed (the monitor's
     // --no-opt, a full collection's --expose-gc, HDF5 reading's --liftoff-only) go back to
     // their defaults, or every later start, which has the defaults, would reject the cache.
