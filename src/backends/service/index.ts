@@ -64,15 +64,28 @@ export class ServiceBackend implements Backend {
     const client = await GeopmClient.connect(this.options);
     this.client = client;
     try {
-      await client.platformOpenSession();
+      // Calls that do not need the one before are sent together (the daemon still answers them
+      // in order, as if each had waited): a round trip through the bus each fewer on the start of
+      // every command (docs/cli.md, "Start-up"). Failures count in the order of the calls.
+      const [opened, granted] = await Promise.allSettled([
+        client.platformOpenSession(),
+        client.platformGetUserAccess(),
+      ]);
+      if (opened.status === 'rejected') throw opened.reason;
       this.sessionOpen = true;
-      const access = await client.platformGetUserAccess();
-      const signalInfo = access.signals.length ? await client.platformGetSignalInfo(access.signals) : [];
-      // Controls carry no aggregation on the wire; the signal of the same name has it.
-      const controlInfo = access.controls.length ? await client.platformGetControlInfo(access.controls) : [];
-      const asSignals = controlInfo.length
-        ? await client.platformGetSignalInfo(controlInfo.map((c) => c.name)).catch(() => [])
-        : [];
+      if (granted.status === 'rejected') throw granted.reason;
+      const access = granted.value;
+      const [signalsDescribed, controlsDescribed, controlsAsSignals] = await Promise.allSettled([
+        access.signals.length ? client.platformGetSignalInfo(access.signals) : [],
+        access.controls.length ? client.platformGetControlInfo(access.controls) : [],
+        // Controls carry no aggregation on the wire; the signal of the same name has it.
+        access.controls.length ? client.platformGetSignalInfo(access.controls) : [],
+      ]);
+      if (signalsDescribed.status === 'rejected') throw signalsDescribed.reason;
+      if (controlsDescribed.status === 'rejected') throw controlsDescribed.reason;
+      const signalInfo = signalsDescribed.value;
+      const controlInfo = controlsDescribed.value;
+      const asSignals = controlsAsSignals.status === 'fulfilled' ? controlsAsSignals.value : [];
       // Each signal's catalogue row from the links the descriptions carry; kept out of aliasFor,
       // which routes reads: the daemon is asked for the name this user was granted.
       const feedsOf = remoteFeeds(
