@@ -244,6 +244,8 @@ export class ServiceBackend implements Backend {
         key: serverKey,
         numSignals: this.pushedSignals.length,
         numControls: this.pushedControls.length,
+        // A one-sample session or a single write exits before koffi would pay off.
+        native: 'when-idle',
       });
     } catch (err) {
       await client.platformStopBatch(serverPid).catch(() => {});
