@@ -140,17 +140,20 @@ export class ServiceBackend implements Backend {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
+    let stopping: Promise<void> | undefined;
     try {
       if (this.batch) {
         this.batch.client.close();
-        await client.platformStopBatch(this.batch.serverPid).catch(() => {
+        stopping = client.platformStopBatch(this.batch.serverPid).catch(() => {
           // the server ended with our 'q'; the daemon may already have forgotten it
         });
         this.batch = undefined;
       }
+      // Sent without waiting for the StopBatch answer: the daemon handles it first all the same.
       if (this.sessionOpen) await client.platformCloseSession();
     } finally {
       this.sessionOpen = false;
+      await stopping;
       client.close();
     }
   }
