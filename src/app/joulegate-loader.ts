@@ -34,8 +34,9 @@ try {
 // The CommonJS module wrapper, as Node's own loader applies it.
 const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
 const writing = process.env.JOULEGATE_WRITE_CODE_CACHE === '1';
-// V8 keeps the name a cache was made under (stack traces show it): made under the bundle's bare
-// name, the shipped cache holds no path of the build machine.
+// V8 keeps the name a cache was made under (stack traces show it): made under a bare name, the
+// shipped cache holds no path of the build machine. Both bundles' caches use this one: made
+// under joulegate-tools.cjs, the tools cache held the bundle's absolute path (Node.js 20).
 const script = writing
   ? new vm.Script(wrapped, { filename: 'joulegate.cjs' })
   : new vm.Script(wrapped, { filename: bundle, cachedData });
