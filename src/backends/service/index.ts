@@ -50,6 +50,7 @@ export class ServiceBackend implements Backend {
   private adjustedAny = false;
   private batch?: { client: BatchClient; serverPid: number };
   private sessionOpen = false;
+  private preparing?: Promise<void>;
   private readonly runDir: string;
 
   constructor(private readonly options: ServiceBackendOptions = {}) {
@@ -60,7 +61,25 @@ export class ServiceBackend implements Backend {
     return { runDir: this.runDir, batchServer: this.batch?.serverPid };
   }
 
+  /**
+   * Starts what setup() does (it needs nothing of the node's context): openPlatform calls this
+   * first, so the waits on the bus and the daemon overlap with the local backends' setup
+   * (docs/cli.md, "Start-up"). setup() then waits for it, with its result or its error.
+   */
+  prepare(): void {
+    if (this.preparing) return;
+    this.preparing = this.connectAndDescribe();
+    // Awaited by setup() or close(); until then a failure is not an unhandled rejection.
+    this.preparing.catch(() => {});
+  }
+
   async setup(_ctx: BackendContext): Promise<void> {
+    const preparing = this.preparing ?? this.connectAndDescribe();
+    this.preparing = undefined; // a later setup() starts again, as before prepare() existed
+    await preparing;
+  }
+
+  private async connectAndDescribe(): Promise<void> {
     const client = await GeopmClient.connect(this.options);
     this.client = client;
     try {
@@ -100,7 +119,7 @@ export class ServiceBackend implements Backend {
       for (const info of controlInfo)
         this.offer(this.controls, this.toControlInfo(info, signalOf.get(info.name)));
     } catch (err) {
-      await this.close();
+      await this.release();
       throw err;
     }
   }
@@ -137,6 +156,13 @@ export class ServiceBackend implements Backend {
   }
 
   async close(): Promise<void> {
+    // A setup still under way (prepare() without setup()) ends first, then is undone.
+    await this.preparing?.catch(() => {});
+    await this.release();
+  }
+
+  /** Stops the batch server, closes the session and the connection (what close() undoes). */
+  private async release(): Promise<void> {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
