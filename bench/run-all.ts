@@ -16,6 +16,7 @@ const BENCHES = [
   'monitor-formats',
   'exporter',
   'export-fuzz',
+  'one-shot',
   'geopm-side-by-side',
 ];
 let failed = 0;

@@ -32,7 +32,8 @@ function bundleCjs(entry, outfile, external, extra = {}) {
   });
 }
 
-rmSync('dist/app/joulegate.cjs.cache', { force: true });
+for (const bundle of ['joulegate.cjs', 'joulegate-tools.cjs'])
+  rmSync(`dist/app/${bundle}.cache`, { force: true });
 await bundleCjs('src/app/joulegate.ts', 'dist/app/joulegate.cjs', ['koffi', 'h5wasm'], {
   sourcemap: true,
 });
@@ -70,25 +71,48 @@ await build({
 await bundleCjs('src/app/joulegate-loader.ts', 'dist/app/joulegate-loader.cjs', []);
 rmSync('dist/app/joulegate-loader.js.map', { force: true }); // tsc's map of the loader, which the bundle replaced
 
-// One `monitor` run compiles what every run needs; the loader saves that code at exit. It runs
-// through bin/joulegate, whose V8 flags are part of what V8 checks before taking the cache.
+// One real run of each bundle compiles what its runs need; the loader saves that code at exit
+// (JOULEGATE_WRITE_CODE_CACHE=1). Each runs through bin/joulegate, whose V8 flags are part of
+// what V8 checks before taking a cache, and the build checks that V8 takes it.
 const scratch = mkdtempSync(join(tmpdir(), 'joulegate-build-'));
-const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
-const run = spawnSync('bin/joulegate', ['monitor', '--format', 'text', '--data-out', scratch, '--', 'true'], {
-  env: { ...env, JOULEGATE_WRITE_CODE_CACHE: '1' },
-  encoding: 'utf8',
-});
-rmSync(scratch, { recursive: true, force: true });
-const check = spawnSync('bin/joulegate', [], {
-  env: { ...env, JOULEGATE_CODE_CACHE_CHECK: '1' },
-  encoding: 'utf8',
-});
-if (run.status !== 0 || check.stdout.trim() !== 'accepted') {
-  // The CLI works without the cache, only starts slower: say so, do not fail the build.
-  rmSync('dist/app/joulegate.cjs.cache', { force: true });
+const env = {
+  ...process.env,
+  PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+  // The sample runs load no plugin and never reach a real daemon: a caller without
+  // CAP_SYS_ADMIN tries this socket, finds nothing and reads what it can locally.
+  JOULEGATE_PLUGIN_PATH: '',
+  DBUS_SYSTEM_BUS_ADDRESS: `unix:path=${join(scratch, 'no-bus')}`,
+};
+/**
+ * Writes `bundle`'s cache from a run of `args` (with `input` on stdin); a run that fails or a
+ * cache V8 does not take is dropped with a warning: the CLI works without it, only starts slower.
+ */
+function writeCodeCache(bundle, args, input) {
+  const cache = `dist/app/${bundle}.cache`;
+  const run = spawnSync('bin/joulegate', args, {
+    env: { ...env, JOULEGATE_WRITE_CODE_CACHE: '1' },
+    input,
+    encoding: 'utf8',
+  });
+  const check = spawnSync('bin/joulegate', args, {
+    env: { ...env, JOULEGATE_CODE_CACHE_CHECK: '1' },
+    input,
+    encoding: 'utf8',
+  });
+  if (run.status === 0 && check.stdout.trim() === 'accepted') return;
+  rmSync(cache, { force: true });
   const why =
     run.status !== 0
       ? `the sample run failed: ${run.stderr.trim().split('\n').pop()}`
       : `V8 ${check.stdout.trim() || check.stderr.trim()} it`;
-  console.warn(`bundle-cli: no code cache (${why})`);
+  console.warn(`bundle-cli: no code cache for ${bundle} (${why})`);
+}
+try {
+  // The whole CLI's, from a `monitor` run (what every monitor start compiles).
+  writeCodeCache('joulegate.cjs', ['monitor', '--format', 'text', '--data-out', scratch, '--', 'true']);
+  // The one-shot commands', from a one-sample session: the start-up, the platform and the
+  // session path of read, write, session and access (docs/cli.md, "Start-up").
+  writeCodeCache('joulegate-tools.cjs', ['session', '-t', '0'], 'TIME board 0\n');
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
 }

@@ -14,7 +14,6 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
 import vm from 'node:vm';
 import { oneShotCommand } from '../cli/tool-names.js';
 import { HOST_IMPORT } from '../platform/dynamic-import.js';
@@ -35,8 +34,9 @@ try {
 // The CommonJS module wrapper, as Node's own loader applies it.
 const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
 const writing = process.env.JOULEGATE_WRITE_CODE_CACHE === '1';
-// V8 keeps the name a cache was made under (stack traces show it): made under the bundle's bare
-// name, the shipped cache holds no path of the build machine.
+// V8 keeps the name a cache was made under (stack traces show it): made under a bare name, the
+// shipped cache holds no path of the build machine. Both bundles' caches use this one: made
+// under joulegate-tools.cjs, the tools cache held the bundle's absolute path (Node.js 20).
 const script = writing
   ? new vm.Script(wrapped, { filename: 'joulegate.cjs' })
   : new vm.Script(wrapped, { filename: bundle, cachedData });
@@ -51,6 +51,8 @@ if (process.env.JOULEGATE_CODE_CACHE_CHECK === '1') {
 if (writing) {
   // At exit the cache also holds every function this run compiled, not only the top level.
   process.on('exit', () => {
+    // node:v8 only here: loading it costs every start a few ms (docs/cli.md, "Start-up").
+    const { setFlagsFromString } = createRequire(import.meta.url)('node:v8') as typeof import('node:v8');
     // V8 stamps the cache with its flags as they are now: flags the run changed (the monitor's
     // --no-opt, a full collection's --expose-gc, HDF5 reading's --liftoff-only) go back to
     // their defaults, or every later start, which has the defaults, would reject the cache.

@@ -26,17 +26,26 @@ export function refusedPluginBackend(path: string): string {
  */
 export async function openPlatform(options: OpenPlatformOptions = {}): Promise<PlatformIO> {
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const plugins = await loadPlugins(undefined, warn);
-  const extra: Backend[] = [...plugins.backends];
   const admin = hasCapSysAdmin(process.pid);
+  let service: Backend | undefined;
   if (!admin) {
     // Loaded only here: the D-Bus and batch client cost start-up time that admins never need.
     const { ServiceBackend } = await import('./service/index.js');
-    extra.push(new ServiceBackend());
+    const backend = new ServiceBackend();
+    // Connecting and asking the daemon begin now, while plugins and local backends load.
+    backend.prepare();
+    service = backend;
   }
-  const pio = await loadPlatform({ extra });
-  for (const r of plugins.refused)
-    pio.recordMissing({ backend: refusedPluginBackend(r.path), reason: r.reason });
+  let pio: PlatformIO;
+  try {
+    const plugins = await loadPlugins(undefined, warn);
+    pio = await loadPlatform({ extra: [...plugins.backends, ...(service ? [service] : [])] });
+    for (const r of plugins.refused)
+      pio.recordMissing({ backend: refusedPluginBackend(r.path), reason: r.reason });
+  } catch (err) {
+    await service?.close(); // its connection would keep the process alive
+    throw err;
+  }
   if (admin) return pio;
   const missing = pio.diagnostics().find((d) => d.backend === 'SERVICE' && d.signal === undefined);
   if (missing) {

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { JoulegateError, shortValue } from './errors.js';
 import { ioReason } from './make-dirs.js';
@@ -54,13 +54,19 @@ function publish(temp: string, dest: Destination): string {
   );
 }
 
+/**
+ * node:crypto, loaded when a temp name is first made: loading it costs a few ms of every start
+ * of the one-shot commands that import this module and write no file (docs/cli.md, "Start-up").
+ */
+const crypto = () => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+
 /** A temp name beside the destination, hidden, unique to this process and call. */
 function tempPath(dest: Destination): string {
   const name = 'path' in dest ? basename(dest.path) : `${dest.stem}.${dest.ext}`;
   // Cut: the temp name must fit NAME_MAX even when the final name only just does.
   return join(
     directoryOf(dest),
-    `.${name.slice(0, 200)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+    `.${name.slice(0, 200)}.${process.pid}-${crypto().randomBytes(4).toString('hex')}.tmp`,
   );
 }
 

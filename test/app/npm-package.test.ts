@@ -48,10 +48,12 @@ test('npm pack + a global install into an empty prefix: the commands run, npm wa
   // No file names the machine it was built on (the code cache did).
   const withPath = files.filter((f) => readFileSync(f).includes(REPO));
   assert.deepEqual(withPath, [], `files holding ${REPO}`);
-  assert.ok(
-    files.some((f) => f.endsWith('dist/app/joulegate.cjs.cache')),
-    'code cache shipped',
-  );
+  for (const bundle of ['joulegate.cjs', 'joulegate-tools.cjs']) {
+    assert.ok(
+      files.some((f) => f.endsWith(`dist/app/${bundle}.cache`)),
+      `code cache of ${bundle} shipped`,
+    );
+  }
 
   const prefix = join(work, 'prefix');
   // --prefix also moves npm's global configuration to <prefix>/etc/npmrc: keep the machine's
@@ -79,6 +81,11 @@ test('npm pack + a global install into an empty prefix: the commands run, npm wa
   // V8 takes the shipped code cache, made elsewhere, in the installed tree (same Node here).
   const cache = await run(join(bin, 'joulegate'), [], { env: { ...env, JOULEGATE_CODE_CACHE_CHECK: '1' } });
   assert.equal(cache.stdout, 'accepted\n', cache.stderr);
+  // And the one-shot commands' cache, through GEOPM's name as a script calls it.
+  const toolsCache = await run(join(bin, 'geopmsession'), [], {
+    env: { ...env, JOULEGATE_CODE_CACHE_CHECK: '1' },
+  });
+  assert.equal(toolsCache.stdout, 'accepted\n', toolsCache.stderr);
   const daemon = await run(join(bin, 'joulegated'), ['--help'], { env, cwd: work });
   assert.equal(daemon.code, 0, daemon.stderr);
   assert.match(daemon.stdout, /^Usage: joulegated/);

@@ -12,6 +12,8 @@ export interface DriverAnswer {
   code?: string;
   pid?: number;
   uid?: number;
+  native?: boolean;
+  koffi?: boolean;
 }
 
 /** A batch client process running as `user`, commanded line by line (client-driver.ts). */

@@ -220,6 +220,62 @@ test("joulegate's BatchClient reads and writes exact values through a C server",
   assert.equal(await server.exited, 0, server.stderr());
 });
 
+test("joulegate's BatchClient without koffi at first ('when-idle') reads and writes the same through a C server, then switches", {
+  skip,
+}, async () => {
+  const dir = privateRunDir();
+  const data = tempDir('jg-batch-interop-data-');
+  const signalFiles = ['a', 'b'].map((n) => join(data, `signal-${n}`));
+  const controlFiles = ['a', 'b'].map((n) => join(data, `control-${n}`));
+  writeFileSync(signalFiles[0]!, '0.1\n');
+  writeFileSync(signalFiles[1]!, '-42.5\n');
+  for (const f of controlFiles) writeFileSync(f, '0\n');
+
+  const client = await ClientDriver.start(user);
+  const key = String(client.pid);
+  const server = await startCServer(dir, key, signalFiles, controlFiles);
+  assert.deepEqual(await client.send(`connect ${dir} ${key} 2 2 when-idle`), { ok: true });
+  // Connected and nothing exchanged yet: Node's own calls, koffi not even loaded.
+  assert.deepEqual(await client.send('state'), { native: false, koffi: false });
+  // A write first: the settings reach the server through the file (pwrite), bit for bit.
+  assert.deepEqual(await client.send('write 1234.5678 0.25'), { ok: true });
+  assert.equal(Number(readFileSync(controlFiles[0]!, 'utf8')), 1234.5678);
+  assert.equal(Number(readFileSync(controlFiles[1]!, 'utf8')), 0.25);
+  // The driver's event loop turned after that exchange: the client has switched to koffi, the
+  // buffers now mapped with the settings kept.
+  assert.deepEqual(await client.send('state'), { native: true, koffi: true });
+  assert.deepEqual(await client.send('read'), { values: [0.1, -42.5] });
+  writeFileSync(signalFiles[0]!, '7\n');
+  assert.deepEqual(await client.send('read'), { values: [7, -42.5] });
+  assert.deepEqual(await client.send('write 5 6'), { ok: true });
+  assert.deepEqual(
+    controlFiles.map((f) => Number(readFileSync(f, 'utf8'))),
+    [5, 6],
+  );
+  assert.deepEqual(await client.send('quit'), { ok: true });
+  assert.equal(await server.exited, 0, server.stderr());
+});
+
+test("joulegate's BatchClient without koffi says the server stopped when it did, without hanging", {
+  skip,
+}, async () => {
+  const dir = privateRunDir();
+  const data = tempDir('jg-batch-interop-data-');
+  const signalFile = join(data, 'signal');
+  writeFileSync(signalFile, '3.7e9\n');
+  const client = await ClientDriver.start(user);
+  const key = String(client.pid);
+  const server = await startCServer(dir, key, [signalFile], []);
+  await client.send(`connect ${dir} ${key} 1 0 when-idle`);
+  cServers.at(-1)!.kill('SIGKILL');
+  await server.exited;
+  // No exchange yet, so still Node's calls on non-blocking FIFOs: the failure, not a wait.
+  assert.deepEqual(await client.send('state'), { native: false, koffi: false });
+  const answer = await client.send('read');
+  assert.match(answer.error ?? '', new RegExp(`^batch server ${key} stopped; batch read failed`));
+  await client.send('quit');
+});
+
 test('a C server rejects the BatchClient\'s NaN ("leave unchanged") setting; the client says the server stopped', {
   skip,
 }, async () => {

@@ -50,6 +50,7 @@ export class ServiceBackend implements Backend {
   private adjustedAny = false;
   private batch?: { client: BatchClient; serverPid: number };
   private sessionOpen = false;
+  private preparing?: Promise<void>;
   private readonly runDir: string;
 
   constructor(private readonly options: ServiceBackendOptions = {}) {
@@ -60,19 +61,50 @@ export class ServiceBackend implements Backend {
     return { runDir: this.runDir, batchServer: this.batch?.serverPid };
   }
 
+  /**
+   * Starts what setup() does (it needs nothing of the node's context): openPlatform calls this
+   * first, so the waits on the bus and the daemon overlap with the local backends' setup
+   * (docs/cli.md, "Start-up"). setup() then waits for it, with its result or its error.
+   */
+  prepare(): void {
+    if (this.preparing) return;
+    this.preparing = this.connectAndDescribe();
+    // Awaited by setup() or close(); until then a failure is not an unhandled rejection.
+    this.preparing.catch(() => {});
+  }
+
   async setup(_ctx: BackendContext): Promise<void> {
+    const preparing = this.preparing ?? this.connectAndDescribe();
+    this.preparing = undefined; // a later setup() starts again, as before prepare() existed
+    await preparing;
+  }
+
+  private async connectAndDescribe(): Promise<void> {
     const client = await GeopmClient.connect(this.options);
     this.client = client;
     try {
-      await client.platformOpenSession();
+      // Calls that do not need the one before are sent together (the daemon still answers them
+      // in order, as if each had waited): a round trip through the bus each fewer on the start of
+      // every command (docs/cli.md, "Start-up"). Failures count in the order of the calls.
+      const [opened, granted] = await Promise.allSettled([
+        client.platformOpenSession(),
+        client.platformGetUserAccess(),
+      ]);
+      if (opened.status === 'rejected') throw opened.reason;
       this.sessionOpen = true;
-      const access = await client.platformGetUserAccess();
-      const signalInfo = access.signals.length ? await client.platformGetSignalInfo(access.signals) : [];
-      // Controls carry no aggregation on the wire; the signal of the same name has it.
-      const controlInfo = access.controls.length ? await client.platformGetControlInfo(access.controls) : [];
-      const asSignals = controlInfo.length
-        ? await client.platformGetSignalInfo(controlInfo.map((c) => c.name)).catch(() => [])
-        : [];
+      if (granted.status === 'rejected') throw granted.reason;
+      const access = granted.value;
+      const [signalsDescribed, controlsDescribed, controlsAsSignals] = await Promise.allSettled([
+        access.signals.length ? client.platformGetSignalInfo(access.signals) : [],
+        access.controls.length ? client.platformGetControlInfo(access.controls) : [],
+        // Controls carry no aggregation on the wire; the signal of the same name has it.
+        access.controls.length ? client.platformGetSignalInfo(access.controls) : [],
+      ]);
+      if (signalsDescribed.status === 'rejected') throw signalsDescribed.reason;
+      if (controlsDescribed.status === 'rejected') throw controlsDescribed.reason;
+      const signalInfo = signalsDescribed.value;
+      const controlInfo = controlsDescribed.value;
+      const asSignals = controlsAsSignals.status === 'fulfilled' ? controlsAsSignals.value : [];
       // Each signal's catalogue row from the links the descriptions carry; kept out of aliasFor,
       // which routes reads: the daemon is asked for the name this user was granted.
       const feedsOf = remoteFeeds(
@@ -87,7 +119,7 @@ export class ServiceBackend implements Backend {
       for (const info of controlInfo)
         this.offer(this.controls, this.toControlInfo(info, signalOf.get(info.name)));
     } catch (err) {
-      await this.close();
+      await this.release();
       throw err;
     }
   }
@@ -124,20 +156,30 @@ export class ServiceBackend implements Backend {
   }
 
   async close(): Promise<void> {
+    // A setup still under way (prepare() without setup()) ends first, then is undone.
+    await this.preparing?.catch(() => {});
+    await this.release();
+  }
+
+  /** Stops the batch server, closes the session and the connection (what close() undoes). */
+  private async release(): Promise<void> {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
+    let stopping: Promise<void> | undefined;
     try {
       if (this.batch) {
         this.batch.client.close();
-        await client.platformStopBatch(this.batch.serverPid).catch(() => {
+        stopping = client.platformStopBatch(this.batch.serverPid).catch(() => {
           // the server ended with our 'q'; the daemon may already have forgotten it
         });
         this.batch = undefined;
       }
+      // Sent without waiting for the StopBatch answer: the daemon handles it first all the same.
       if (this.sessionOpen) await client.platformCloseSession();
     } finally {
       this.sessionOpen = false;
+      await stopping;
       client.close();
     }
   }
@@ -231,6 +273,8 @@ export class ServiceBackend implements Backend {
         key: serverKey,
         numSignals: this.pushedSignals.length,
         numControls: this.pushedControls.length,
+        // A one-sample session or a single write exits before koffi would pay off.
+        native: 'when-idle',
       });
     } catch (err) {
       await client.platformStopBatch(serverPid).catch(() => {});

@@ -111,8 +111,16 @@ async function session(opts: RawOptions): Promise<void> {
   try {
     report = openSink(opts.reportOut);
     trace = openSink(opts.traceOut, true);
-    pio = await openPlatform();
-    const requestLines = await readRequestLines(process.stdin);
+    // The request lines are read while the platform opens, which mostly waits on the daemon.
+    const reading = readRequestLines(process.stdin);
+    reading.catch(() => {}); // awaited below, unless opening fails first
+    try {
+      pio = await openPlatform();
+    } catch (err) {
+      process.stdin.destroy(); // stop waiting for requests nobody will read
+      throw err;
+    }
+    const requestLines = await reading;
     const stop = stopOnSignals();
     try {
       await runSession(config, {

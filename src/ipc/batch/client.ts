@@ -1,6 +1,6 @@
 import { JoulegateError } from '../../platform/errors.js';
+import { ClientBuffer } from './client-buffer.js';
 import { bufferPath, Message } from './protocol.js';
-import { SharedBuffer } from './shared-buffer.js';
 import { END_OF_STREAM, StatusChannel } from './status-fifo.js';
 
 export interface BatchConnectOptions {
@@ -11,6 +11,14 @@ export interface BatchConnectOptions {
   numControls: number;
   /** How long to wait for the server's end of the FIFOs. */
   timeoutMs?: number;
+  /**
+   * When the client starts using koffi (libc read/write on blocking FIFOs, the buffers mapped):
+   * 'now', the default, or 'when-idle': Node's own calls until the event loop first turns after
+   * an exchange, then the switch. A process that makes its exchanges and exits without waiting
+   * on anything in between (`joulegate session -t 0`) never loads koffi, about 20 ms of its
+   * start (docs/cli.md, "Start-up"); one that samples on goes native in its first pause.
+   */
+  native?: 'now' | 'when-idle';
 }
 
 /**
@@ -19,26 +27,37 @@ export interface BatchConnectOptions {
  */
 export class BatchClient {
   private closed = false;
+  /** The switch to koffi, queued by an exchange made before it ('when-idle'). */
+  private goingNative: NodeJS.Immediate | undefined;
+  private native: boolean;
 
   private constructor(
     private readonly channel: StatusChannel,
-    private readonly signals: SharedBuffer | undefined,
-    private readonly controls: SharedBuffer | undefined,
+    private readonly signals: ClientBuffer | undefined,
+    private readonly controls: ClientBuffer | undefined,
     readonly key: string,
-  ) {}
+    native: boolean,
+  ) {
+    this.native = native;
+  }
 
   static connect(options: BatchConnectOptions): BatchClient {
     const { runDir, key, numSignals, numControls } = options;
+    const native = (options.native ?? 'now') === 'now';
     // Buffers first: the server unlinks their names once the first message arrives.
     const signals =
-      numSignals > 0 ? SharedBuffer.attach(bufferPath(runDir, key, 'signal'), numSignals) : undefined;
-    let controls: SharedBuffer | undefined;
+      numSignals > 0 ? ClientBuffer.open(bufferPath(runDir, key, 'signal'), numSignals) : undefined;
+    let controls: ClientBuffer | undefined;
     try {
       controls =
-        numControls > 0 ? SharedBuffer.attach(bufferPath(runDir, key, 'control'), numControls) : undefined;
-      const channel = StatusChannel.connect(runDir, key, options.timeoutMs ?? 5000);
+        numControls > 0 ? ClientBuffer.open(bufferPath(runDir, key, 'control'), numControls) : undefined;
+      if (native) {
+        signals?.map(false);
+        controls?.map(false);
+      }
+      const channel = StatusChannel.connect(runDir, key, options.timeoutMs ?? 5000, native);
       if (controls) controls.values.fill(Number.NaN); // nothing to apply until adjusted
-      return new BatchClient(channel, signals, controls, key);
+      return new BatchClient(channel, signals, controls, key, native);
     } catch (err) {
       signals?.close();
       controls?.close();
@@ -48,11 +67,17 @@ export class BatchClient {
 
   /**
    * Asks the server to read every pushed signal. The returned array is a view on the shared
-   * buffer: valid until the next readBatch() or close().
+   * buffer (or its copy, before the switch to koffi): valid until the next readBatch() or close().
    */
   readBatch(): Float64Array {
     this.exchange(Message.Read, 'read');
+    this.signals?.load();
     return this.signals?.values ?? new Float64Array(0);
+  }
+
+  /** Whether the client has switched to koffi (always, with `native` 'now'). */
+  get isNative(): boolean {
+    return this.native;
   }
 
   /** Settings for the next writeBatch(), in push order; NaN leaves a control unchanged. */
@@ -62,13 +87,33 @@ export class BatchClient {
 
   /** Asks the server to apply the control buffer. */
   writeBatch(): void {
+    this.controls?.store();
     this.exchange(Message.Write, 'write');
+  }
+
+  /**
+   * The switch to koffi: buffers mapped (the controls' settings kept), then the FIFOs. Nothing
+   * changes for the caller; if koffi cannot load, the client goes on with Node's calls.
+   */
+  private goNative(): void {
+    this.goingNative = undefined;
+    if (this.native || this.closed) return;
+    this.native = true;
+    try {
+      this.signals?.map(false);
+      this.controls?.map(true);
+      this.channel.useNative();
+    } catch {
+      // Node's calls keep working: only the round trip stays a little longer
+    }
   }
 
   /** Tells the server to quit and releases the buffers; safe to call twice. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.goingNative) clearImmediate(this.goingNative);
+    this.goingNative = undefined;
     try {
       this.channel.send(Message.Quit);
       this.channel.receive();
@@ -92,7 +137,13 @@ export class BatchClient {
         `batch server ${this.key} stopped; batch ${what} failed (${(err as Error).message})`,
       );
     }
-    if (reply === Message.Continue) return;
+    if (reply === Message.Continue) {
+      if (!this.native && !this.goingNative) {
+        this.goingNative = setImmediate(() => this.goNative());
+        this.goingNative.unref();
+      }
+      return;
+    }
     if (reply === END_OF_STREAM || reply === Message.Quit) {
       throw new JoulegateError(`batch server ${this.key} stopped; batch ${what} failed`);
     }

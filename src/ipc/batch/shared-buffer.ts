@@ -67,6 +67,16 @@ function initSharedMutex(mapping: Mapping, what: string): void {
   }
 }
 
+/** Throws unless the buffer file open at `fd` holds exactly `count` doubles after its header. */
+export function checkBufferSize(fd: number, path: string, count: number): void {
+  const size = fstatSync(fd).size;
+  if (size !== bufferBytes(count)) {
+    throw new JoulegateError(
+      `batch buffer ${path} holds ${(size - HEADER_BYTES) / 8} values, expected ${count}`,
+    );
+  }
+}
+
 /**
  * N doubles shared between the batch server and its client through a mmap'd file. `values` is
  * a Float64Array directly over the mapping: writes by one side are seen by the other without
@@ -104,16 +114,16 @@ export class SharedBuffer {
   static attach(path: string, count: number): SharedBuffer {
     const fd = openSync(path, constants.O_RDWR);
     try {
-      const size = fstatSync(fd).size;
-      if (size !== bufferBytes(count)) {
-        throw new JoulegateError(
-          `batch buffer ${path} holds ${(size - HEADER_BYTES) / 8} values, expected ${count}`,
-        );
-      }
-      return new SharedBuffer(mapShared(fd, size, path), count);
+      checkBufferSize(fd, path, count);
+      return SharedBuffer.map(fd, path, count);
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Client side: maps the buffer file open at `fd`, already checked; the fd may be closed after. */
+  static map(fd: number, path: string, count: number): SharedBuffer {
+    return new SharedBuffer(mapShared(fd, bufferBytes(count), path), count);
   }
 
   close(): void {

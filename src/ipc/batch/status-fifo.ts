@@ -1,7 +1,7 @@
-import { chownSync, closeSync, constants, open, openSync, unlinkSync } from 'node:fs';
+import { chownSync, closeSync, constants, open, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { JoulegateError } from '../../platform/errors.js';
-import { errnoValue, lastErrno, libc, SystemCallError } from '../../platform/libc.js';
+import { errnoValue, type Libc, lastErrno, libc, SystemCallError } from '../../platform/libc.js';
 import { fifoPath } from './protocol.js';
 
 /** After a failed read(2) or write(2): returns if it was interrupted (retry), else throws. */
@@ -77,33 +77,78 @@ async function openWhenPartnered(path: string, end: 'read' | 'write', signal: Ab
 /** Byte value `receive()` returns when the other side closed its end (GEOPM reads this as 0). */
 export const END_OF_STREAM = 0;
 
+/** How long a client without koffi sleeps between looks at a FIFO that has no reply yet. */
+const POLL_MS = 0.1;
+
+/** An fs call's error that only means "not now": try again. */
+function retryable(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'EAGAIN' || code === 'EINTR';
+}
+
 /**
  * One side of the pair of status FIFOs: blocking one-byte messages. Blocking reads are the
  * point — a batch round trip is two context switches, nothing else — so this is only used in
  * the batch server process and, on the client side, for the few microseconds a reply takes.
+ * A client may start without koffi (`native` false in connect): its FIFOs stay non-blocking and
+ * a reply is looked for every POLL_MS with Node's own calls, until useNative().
  */
 export class StatusChannel {
   private readonly byte = Buffer.alloc(1);
   // The libc calls themselves, looked up once: one direct call per message.
-  private readonly readCall = libc().read;
-  private readonly writeCall = libc().write;
+  private readCall: Libc['read'] | undefined;
+  private writeCall: Libc['write'] | undefined;
 
   private constructor(
     private readonly readFd: number,
     private readonly writeFd: number,
-  ) {}
+    native: boolean,
+  ) {
+    if (native) ({ read: this.readCall, write: this.writeCall } = libc());
+  }
+
+  /** Client: blocking fds and libc's read and write from here on (loads koffi); idempotent. */
+  useNative(): void {
+    if (this.readCall) return;
+    setBlocking(this.readFd);
+    setBlocking(this.writeFd);
+    ({ read: this.readCall, write: this.writeCall } = libc());
+  }
 
   send(message: number): void {
     this.byte[0] = message;
-    while (this.writeCall(this.writeFd, this.byte, 1) < 0) failUnlessInterrupted('write', this.writeFd);
+    if (this.writeCall) {
+      while (this.writeCall(this.writeFd, this.byte, 1) < 0) failUnlessInterrupted('write', this.writeFd);
+      return;
+    }
+    // Non-blocking: one byte always fits, as only one message is ever in the pipe.
+    for (;;) {
+      try {
+        if (writeSync(this.writeFd, this.byte, 0, 1) === 1) return;
+      } catch (err) {
+        if (!retryable(err)) throw err;
+      }
+      sleepSync(POLL_MS);
+    }
   }
 
   /** Waits for one byte; END_OF_STREAM when the peer has gone. */
   receive(): number {
+    if (this.readCall) {
+      for (;;) {
+        const n = this.readCall(this.readFd, this.byte, 1);
+        if (n >= 0) return n === 1 ? this.byte[0]! : END_OF_STREAM;
+        failUnlessInterrupted('read', this.readFd);
+      }
+    }
     for (;;) {
-      const n = this.readCall(this.readFd, this.byte, 1);
-      if (n >= 0) return n === 1 ? this.byte[0]! : END_OF_STREAM;
-      failUnlessInterrupted('read', this.readFd);
+      try {
+        const n = readSync(this.readFd, this.byte, 0, 1, null);
+        return n === 1 ? this.byte[0]! : END_OF_STREAM;
+      } catch (err) {
+        if (!retryable(err)) throw err;
+      }
+      sleepSync(POLL_MS);
     }
   }
 
@@ -151,15 +196,15 @@ export class StatusChannel {
     }
     unlinkSync(outPath);
     unlinkSync(inPath);
-    return new StatusChannel(readFd, writeFd);
+    return new StatusChannel(readFd, writeFd, true);
   }
 
   /**
    * Client: opens `out` for reading, then `in` for writing. Both opens are non-blocking so a
    * server that died before connecting gives an error after `timeoutMs` instead of a hang; the
-   * fds are switched to blocking once connected.
+   * fds are switched to blocking once connected, or with `native` false at useNative().
    */
-  static connect(runDir: string, key: string, timeoutMs: number): StatusChannel {
+  static connect(runDir: string, key: string, timeoutMs: number, native = true): StatusChannel {
     const outPath = fifoPath(runDir, key, 'out');
     const inPath = fifoPath(runDir, key, 'in');
     const nonblock = constants.O_NONBLOCK;
@@ -181,9 +226,14 @@ export class StatusChannel {
         sleepSync(1);
       }
     }
-    setBlocking(readFd);
-    setBlocking(writeFd);
-    return new StatusChannel(readFd, writeFd);
+    const channel = new StatusChannel(readFd, writeFd, false);
+    try {
+      if (native) channel.useNative();
+    } catch (err) {
+      channel.close();
+      throw err;
+    }
+    return channel;
   }
 }
 
