@@ -16,7 +16,13 @@ import { basename, dirname, join } from 'node:path';
  * directory (never through a symlink) is written, flushed and renamed over the target, so a
  * reader, or the next start after a crash, sees either the old or the new contents, never a part.
  */
-export function writeFileAtomic(path: string, contents: string | Uint8Array, mode: number): void {
+export function writeFileAtomic(
+  path: string,
+  contents: string | Uint8Array,
+  mode: number,
+  /** false: no fsync (the page cache outlives a crash of the process, not of the kernel). */
+  durable = true,
+): void {
   const temp = join(dirname(path), `${basename(path)}-tmp-${randomUUID()}`);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const fd = openSync(temp, flags, mode);
@@ -25,7 +31,7 @@ export function writeFileAtomic(path: string, contents: string | Uint8Array, mod
     const data = typeof contents === 'string' ? Buffer.from(contents) : contents;
     let off = 0;
     while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
     closeSync(fd);
     renameSync(temp, path);
   } catch (err) {

@@ -11,8 +11,6 @@ import {
   renameSync,
   type Stats,
 } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from '../platform/atomic-file.js';
 import { makeDirs } from '../platform/make-dirs.js';
 
@@ -119,30 +117,16 @@ export function secureMakeFile(path: string, contents: string | Uint8Array): voi
 }
 
 /**
- * Like secureMakeFile, but off the event loop and without fsync: for records that describe
- * running processes (session records). The rename keeps them atomic for any reader, and what
- * is written sits in the page cache, which outlives a crash of the daemon; only a crash of the
- * kernel loses it, and that ends every process such a record could describe. (GEOPM writes its
- * session files the same way, without fsync.)
+ * Like secureMakeFile, but without fsync: for records that describe running processes (session
+ * records). The rename keeps them atomic for any reader, and what is written sits in the page
+ * cache, which outlives a crash of the daemon; only a crash of the kernel loses it, and that ends
+ * every process such a record could describe. (GEOPM writes its session files the same way,
+ * without fsync.) Written at once, on the event loop: in the run directory (tmpfs under /run)
+ * that is tens of µs, where five steps through the thread pool took milliseconds on a busy node,
+ * and a batch server's client waits for its session record before it may connect.
  */
-export async function secureWriteRecord(path: string, contents: string): Promise<void> {
-  const temp = join(dirname(path), `${basename(path)}-tmp-${randomUUID()}`);
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-  const file = await open(temp, flags, SECURE_FILE_MODE);
-  try {
-    try {
-      await file.chmod(SECURE_FILE_MODE);
-      await file.writeFile(contents);
-    } finally {
-      await file.close();
-    }
-    await rename(temp, path);
-  } catch (err) {
-    await unlink(temp).catch(() => {
-      // the original error is the one worth reporting
-    });
-    throw err;
-  }
+export function secureWriteRecord(path: string, contents: string): void {
+  writeFileAtomic(path, contents, SECURE_FILE_MODE, false);
 }
 
 /** The whole file at `fd`, or FileTooLargeError when it has more than `maxBytes` (also if it grows). */

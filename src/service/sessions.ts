@@ -1,5 +1,4 @@
 import { readdirSync, unlinkSync } from 'node:fs';
-import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../platform/errors.js';
 import { isSameProcess, type ProcessIdentity } from '../platform/process.js';
@@ -95,13 +94,13 @@ export class SessionStore {
   }
 
   /** Writes (or removes) the file of `pid` as memory has it now; a failure is logged. */
-  private async writeFile(pid: number): Promise<void> {
+  private writeFile(pid: number): void {
     this.queued.delete(pid);
     const rec = this.sessions.get(pid);
     const path = sessionFile(this.runDir, pid);
     try {
-      if (rec) await secureWriteRecord(path, `${JSON.stringify(rec)}\n`);
-      else await unlink(path);
+      if (rec) secureWriteRecord(path, `${JSON.stringify(rec)}\n`);
+      else unlinkSync(path);
     } catch (err) {
       if (!rec && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
       this.log(`joulegated: cannot ${rec ? 'write' : 'remove'} ${path}: ${errorMessage(err)}`);
