@@ -17,8 +17,9 @@
  *     which reads no file: what GEOPM measured 11.7 µs with, docs/reference/geopm-service.md#measured-for-comparison),
  *     joulegate's server, the C floor server and the Node.js floor server (the C floor's loop
  *     in plain JavaScript, bench/floor/node_floor_server.mjs) interleaved, CPU time from
- *     /proc/<pid>/task/<tid>/schedstat, early (the first seconds, JIT compilation included) and
- *     steady,
+ *     /proc/<pid>/task/<tid>/schedstat, early (the first seconds, JIT compilation included),
+ *     steady, and over the whole run from the first sample (session); with the server's context
+ *     switches per sample, steady (all, and the involuntary ones),
  *   - through joulegated (bench/batch-daemon.ts): PlatformStartBatch p50/p99 (GEOPM 5.1 ms,
  *     target ≤ 10 ms), memory per batch client (GEOPM 25 MB RSS, target ≤ 13 MB), and
  *     PlatformOpenSession p50/p99 while --storm clients start batch servers at once (target
@@ -128,17 +129,33 @@ function cpuNs(pid: number): number {
   return total;
 }
 
-/** Server CPU µs per sample: in the first seconds after connecting, and once warm. */
+/** Context switches of `pid`'s main thread (where a batch server's loop runs) so far. */
+function switchesOf(pid: number): { voluntary: number; involuntary: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const count = (name: string) =>
+    Number(new RegExp(`^${name}_ctxt_switches:\\s+(\\d+)`, 'm').exec(status)?.[1]);
+  return { voluntary: count('voluntary'), involuntary: count('nonvoluntary') };
+}
+
+/**
+ * Server CPU µs per sample: in the first seconds after connecting, once warm, and over the
+ * whole run from the first sample (what a short sampling session pays, compilation included);
+ * and the server's context switches per sample once warm (`preempted`: the involuntary ones).
+ */
 interface RateFigures {
   early: number;
   steady: number;
+  session: number;
+  switches: number;
+  preempted: number;
 }
 
 /**
  * The server's CPU µs per sample while `read` runs at 1 kHz (the client sleeps in between, as
  * a 1 ms sampling loop does): what sampling costs the node, wake-ups included. `early` is
  * RATE_SAMPLES samples after 0.5 s (a JIT-compiled server still compiles its sampling path
- * then: a one-off cost per server); `steady` the same count after STEADY_AFTER more samples.
+ * then: a one-off cost per server); `steady` the same count after STEADY_AFTER more samples;
+ * `session` every sample from the first.
  */
 function cpuPerSampleAt1kHz(serverPid: number, read: () => void): RateFigures {
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
@@ -150,15 +167,28 @@ function cpuPerSampleAt1kHz(serverPid: number, read: () => void): RateFigures {
       if (wait > 0) Atomics.wait(sleeper, 0, 0, wait);
     }
   };
+  const perSample = (ns: number, samples: number) => Number((ns / 1000 / samples).toFixed(2));
   const measure = () => {
     const before = cpuNs(serverPid);
     paced(RATE_SAMPLES);
-    return Number(((cpuNs(serverPid) - before) / 1000 / RATE_SAMPLES).toFixed(2));
+    return perSample(cpuNs(serverPid) - before, RATE_SAMPLES);
   };
+  const start = cpuNs(serverPid);
   paced(500);
   const early = measure();
   paced(STEADY_AFTER);
-  return { early, steady: measure() };
+  const switched = switchesOf(serverPid);
+  const steady = measure();
+  const now = switchesOf(serverPid);
+  const session = perSample(cpuNs(serverPid) - start, 500 + 2 * RATE_SAMPLES + STEADY_AFTER);
+  const per = (n: number) => Number((n / RATE_SAMPLES).toFixed(2));
+  return {
+    early,
+    steady,
+    session,
+    switches: per(now.voluntary + now.involuntary - switched.voluntary - switched.involuntary),
+    preempted: per(now.involuntary - switched.involuntary),
+  };
 }
 
 /** The Node.js floor server (bench/floor/node_floor_server.mjs): the C floor's loop in plain JavaScript. */
@@ -336,7 +366,13 @@ async function main(): Promise<void> {
     const summary = (rounds: RateFigures[]) =>
       rounds.length === 0
         ? null
-        : { early_us: median(rounds.map((x) => x.early)), steady_us: median(rounds.map((x) => x.steady)) };
+        : {
+            early_us: median(rounds.map((x) => x.early)),
+            steady_us: median(rounds.map((x) => x.steady)),
+            session_us: median(rounds.map((x) => x.session)),
+            switches_per_sample: median(rounds.map((x) => x.switches)),
+            preempted_per_sample: median(rounds.map((x) => x.preempted)),
+          };
     const joulegate = summary(tsRounds)!;
     rates.push({
       case: name,
@@ -384,7 +420,7 @@ async function main(): Promise<void> {
     target: 'joulegate p50 <= 2 x floor p50',
     cases,
     cpu_per_sample_1khz: {
-      how: `client reads at 1 kHz; server CPU (all threads) / samples over ${RATE_SAMPLES} samples, early: after 0.5 s, steady: after ${STEADY_AFTER} more; median of ${ROUNDS} interleaved rounds; load average ${loadavg()[0]!.toFixed(2)} at the end`,
+      how: `client reads at 1 kHz; server CPU (all threads) / samples over ${RATE_SAMPLES} samples, early: after 0.5 s, steady: after ${STEADY_AFTER} more, session: all ${500 + 2 * RATE_SAMPLES + STEADY_AFTER} from the first; server main-thread context switches per sample (steady; preempted: involuntary); median of ${ROUNDS} interleaved rounds; load average ${loadavg()[0]!.toFixed(2)} at the end`,
       cases: rates,
     },
     start_batch: startBatch,
