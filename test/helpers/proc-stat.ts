@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Width of every counter in the /proc/stat the helpers write: the file never changes length. */
@@ -68,4 +68,15 @@ export function childPids(ppid: number): number[] {
     }
   }
   return children;
+}
+
+/** How many pidfds this process holds (Linux shows them as anon_inode:[pidfd] in /proc/self/fd). */
+export function openPidfds(): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[pidfd]';
+    } catch {
+      return false; // the directory's own fd, closed meanwhile
+    }
+  }).length;
 }

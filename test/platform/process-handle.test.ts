@@ -1,21 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parseStartTicks, processIdentity } from '../../src/platform/process.js';
 import { ProcessHandle } from '../../src/platform/process-handle.js';
 import { until } from '../helpers/poll.js';
+import { openPidfds } from '../helpers/proc-stat.js';
 
-/** This process's pidfds (Linux shows them as anon_inode:[pidfd]). */
-const pidfds = () =>
-  readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[pidfd]';
-    } catch {
-      return false;
-    }
-  }).length;
+const pidfds = openPidfds;
 
 const startTicksOf = (pid: number) => processIdentity(pid)!.startTicks;
 

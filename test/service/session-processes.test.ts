@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
 import { test } from 'node:test';
 import { processIdentity } from '../../src/platform/process.js';
 import { SessionProcesses } from '../../src/service/session-processes.js';
+import { openPidfds } from '../helpers/proc-stat.js';
 
-/** This process's pidfds (Linux shows them as anon_inode:[pidfd]). */
-const pidfds = () =>
-  readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[pidfd]';
-    } catch {
-      return false;
-    }
-  }).length;
+const pidfds = openPidfds;
 
 const startTicksOf = (pid: number) => processIdentity(pid)!.startTicks;
 
