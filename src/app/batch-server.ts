@@ -102,12 +102,6 @@ class DaemonLines {
   }
 }
 
-/**
- * Clients one process serves before it exits and a fresh one takes its place: a bound on
- * whatever a long-lived process might gather (heap, a library's state) over many clients.
- */
-const MAX_CLIENTS_PER_PROCESS = 100;
-
 /** A fresh PlatformIO: built-in backends and plugins, nothing pushed. */
 async function loadIO(): Promise<PlatformIO> {
   const { backends: plugins } = await loadPlugins();
@@ -186,13 +180,14 @@ async function main(): Promise<number> {
     return 1;
   }
   const lines = new DaemonLines();
-  for (let served = 1; ; served++) {
+  for (;;) {
     report({ idle: true });
+    // The daemon closes the pipe when it lets the process go: a spare it no longer needs, or a
+    // server that served its last client (JOULEGATE_BATCH_CLIENTS_PER_SERVER).
     const request = await lines.next();
-    if (request === undefined) return 0; // a spare the daemon no longer needs
+    if (request === undefined) return 0;
     const outcome = await serveClient(pio, request, lines);
-    if (outcome !== 'released' || served >= MAX_CLIENTS_PER_PROCESS)
-      return outcome === 'released' ? 0 : outcome;
+    if (outcome !== 'released') return outcome;
     // The launcher may hand this process to another client of the same uid: nothing pushed
     // for the last client may carry over, so every backend starts afresh.
     await pio.close();

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     idleTimeoutMs: batch.idleTimeoutMs,
     spares: batch.spares,
     maxSpares: batch.maxSpares,
+    clientsPerServer: batch.clientsPerServer,
     limits: {
       perUser: batch.perUser,
       total: batch.total,

@@ -26,6 +26,8 @@ export interface LauncherOptions {
   maxSpares?: number;
   /** The window over which the pool counts starts (DEMAND_WINDOW_MS). */
   demandWindowMs?: number;
+  /** Clients one process serves in turn (kept for their uid between them) before it is let go. */
+  clientsPerServer?: number;
   /** Most server processes loading at once: a storm of starts queues here, not for the CPU. */
   maxLoading?: number;
   /** Refusal limits and admission, enforced by the daemon (BatchServers); defaults for the rest. */
@@ -112,6 +114,8 @@ class ServerProcess {
   private readonly reports: ServerReport[] = [];
   private wake?: () => void;
   private endedHow?: string;
+  /** Clients handed this process so far. */
+  served = 0;
 
   constructor(log: (line: string) => void, referenced: boolean, nice: number) {
     // The daemon's TIME origin: D-Bus and batch reads of TIME share one clock.
@@ -247,6 +251,7 @@ export class BatchServerLauncher implements BatchLauncher {
   private keptCount = 0;
   private readonly keptPerUser: number;
   private readonly keptInAll: number;
+  private readonly clientsPerServer: number;
 
   constructor(options: LauncherOptions = {}) {
     const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -263,6 +268,7 @@ export class BatchServerLauncher implements BatchLauncher {
     // The same memory bound as the pool's: a spare's worth per uid, four in all by default.
     this.keptPerUser = this.maxSpares === 0 ? 0 : this.maxSpares;
     this.keptInAll = 4 * this.maxSpares;
+    this.clientsPerServer = options.clientsPerServer ?? DEFAULT_BATCH_SETTINGS.clientsPerServer;
     const { perUser, total, startsAtOnce, startTimeoutMs } = { ...DEFAULT_BATCH_SETTINGS, ...options.limits };
     this.limits = { perUser, total, startsAtOnce: startsAtOnce || this.maxLoading, startTimeoutMs };
   }
@@ -281,6 +287,7 @@ export class BatchServerLauncher implements BatchLauncher {
     }
     this.noteStart();
     const server = await this.take(req.clientUid);
+    server.served++;
     if (LOADING_NICE !== 0) renice(server.pid, 0);
     const key = String(req.clientPid);
     try {
@@ -349,13 +356,18 @@ export class BatchServerLauncher implements BatchLauncher {
 
   /**
    * A server whose client quit or went away: it loads a fresh PlatformIO and waits for the next
-   * start of the same uid, for DEMAND_WINDOW_MS; beyond the bounds, or unused by then, it is let
+   * start of the same uid, for DEMAND_WINDOW_MS; beyond the bounds (`clientsPerServer` clients
+   * served: a bound on whatever a long-lived process might gather), or unused by then, it is let
    * go (stdin closed: it exits with status 0). A client of another uid never gets it: a process
    * that served one user never serves another.
    */
   private keep(server: ServerProcess, uid: number): void {
     const own = this.kept.get(uid) ?? [];
-    if (own.length >= this.keptPerUser || this.keptCount >= this.keptInAll) {
+    if (
+      own.length >= this.keptPerUser ||
+      this.keptCount >= this.keptInAll ||
+      server.served >= this.clientsPerServer
+    ) {
       server.release();
       return;
     }
@@ -385,8 +397,7 @@ export class BatchServerLauncher implements BatchLauncher {
         server.kill('SIGKILL');
       },
     );
-    // Status 0: it served its last client (MAX_CLIENTS_PER_PROCESS in the server) and left.
-    void server.ended.then((how) => letGo(how === 'exit status 0' ? undefined : how));
+    void server.ended.then((how) => letGo(how));
     spare.expiry = setTimeout(() => letGo(), this.demandWindowMs);
     spare.expiry.unref();
   }

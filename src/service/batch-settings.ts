@@ -12,6 +12,11 @@ export interface BatchSettings extends BatchServerLimits {
    * 1 by default: on a node without idle cores the extra loads slow a burst (docs/batch.md).
    */
   maxSpares: number;
+  /**
+   * Clients one server process serves, one after another (kept for the same uid between them),
+   * before it is let go and a fresh process takes its place.
+   */
+  clientsPerServer: number;
 }
 
 export const DEFAULT_BATCH_SETTINGS: Readonly<BatchSettings> = {
@@ -20,6 +25,7 @@ export const DEFAULT_BATCH_SETTINGS: Readonly<BatchSettings> = {
   idleTimeoutMs: 10_000,
   spares: 1,
   maxSpares: 1,
+  clientsPerServer: 100,
   /** 0: one per CPU (the launcher loads at most that many server processes at once). */
   startsAtOnce: 0,
   startTimeoutMs: 20_000,
@@ -32,6 +38,7 @@ const VARIABLES = [
   { name: 'JOULEGATE_BATCH_IDLE_TIMEOUT', key: 'idleTimeoutMs', min: 0.1, scale: 1000 },
   { name: 'JOULEGATE_BATCH_SPARES', key: 'spares', min: 0, scale: 1 },
   { name: 'JOULEGATE_BATCH_MAX_SPARES', key: 'maxSpares', min: 0, scale: 1 },
+  { name: 'JOULEGATE_BATCH_CLIENTS_PER_SERVER', key: 'clientsPerServer', min: 1, scale: 1 },
   { name: 'JOULEGATE_BATCH_STARTS_AT_ONCE', key: 'startsAtOnce', min: 0, scale: 1 },
   { name: 'JOULEGATE_BATCH_START_TIMEOUT', key: 'startTimeoutMs', min: 0.1, scale: 1000 },
 ] as const;

@@ -176,6 +176,35 @@ describe('batch server with a client of another uid', { skip }, () => {
     await other.send('quit');
   });
 
+  test('a server that served JOULEGATE_BATCH_CLIENTS_PER_SERVER clients is let go; the next start gets a fresh process', async () => {
+    const twice = new BatchServerLauncher({
+      log: (line) => logs.push(line),
+      startTimeoutMs: START_TIMEOUT_MS,
+      demandWindowMs: START_TIMEOUT_MS,
+      clientsPerServer: 2,
+    });
+    const dir = runDir();
+    const clients = await Promise.all([1, 2, 3].map(() => ClientDriver.start(alice)));
+    const pids: number[] = [];
+    for (const client of clients) {
+      const server = await start(dir, client, alice, [TIME], [], twice);
+      pids.push(server.serverPid);
+      await client.send(`connect ${dir} ${server.serverKey} 1 0`);
+      assert.ok((await client.send('read')).values![0]! >= 0);
+      await client.send('quit');
+      await server.exited;
+      if (pids.length === 1)
+        assert.ok(await waitFor(() => twice.pool.kept === 1, START_TIMEOUT_MS), 'kept after one');
+    }
+    assert.equal(pids[1], pids[0], "the second client gets the first one's server");
+    assert.notEqual(pids[2], pids[0], 'after two clients the process is let go');
+    assert.ok(await waitFor(() => !processExists(pids[0]!), START_TIMEOUT_MS), 'and it exits');
+    assert.ok(
+      !logs.some((l) => l.includes(`${pids[0]}`) && /killed|exit status [^0]|could not/.test(l)),
+      logs.join('\n'),
+    );
+  });
+
   test('a kept server no start of its uid comes for is let go after the window: it exits, status 0', async () => {
     const dir = runDir();
     const client = await ClientDriver.start(mallory);
