@@ -72,6 +72,21 @@ interface Spare {
 }
 
 /**
+ * The claimed spare's server once loaded, held by the daemon from now on; undefined if it failed
+ * to load (that was logged, and a new process reports the reason to the caller) or has ended.
+ */
+async function usable(spare: Spare): Promise<ServerProcess | undefined> {
+  try {
+    const server = await spare.loaded;
+    if (!server.running) return undefined;
+    server.setReferenced(true);
+    return server;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * How long PlatformStopBatch waits for a connected server that is letting its client go (the
  * client quit or closed, and the server's `released` report is on its way) before it ends the
  * process instead: a client's `q` is answered only after the report is written, so it nearly
@@ -327,29 +342,15 @@ export class BatchServerLauncher implements BatchLauncher {
    */
   private async take(uid: number): Promise<ServerProcess> {
     for (let own = this.takeKept(uid); own; own = this.takeKept(uid)) {
-      try {
-        const server = await own.loaded;
-        if (server.running) {
-          server.setReferenced(true);
-          return server;
-        }
-      } catch {
-        // it could not load afresh (logged): the next one, or a spare
-      }
+      const server = await usable(own);
+      if (server) return server;
     }
     const spare = this.spares.shift();
     if (spare) {
       spare.claimed = true;
       if (spare.process && LOADING_NICE !== 0) renice(spare.process.pid, 0);
-      try {
-        const server = await spare.loaded;
-        if (server.running) {
-          server.setReferenced(true);
-          return server;
-        }
-      } catch {
-        // its failure was logged; a new process reports the reason to this caller
-      }
+      const server = await usable(spare);
+      if (server) return server;
     }
     return this.spawnLoaded(true);
   }
