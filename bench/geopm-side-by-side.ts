@@ -18,6 +18,7 @@
  * Without GEOPM_REF (the reference build's directory) it says so and runs joulegate's side
  * only. Run as root (namespaces, mounts, `nobody`). Prints JSON.
  * Usage: GEOPM_REF=/path node --import tsx bench/geopm-side-by-side.ts [--calls N] [--cpu-rounds N]
+ *        [--only read|starts|cpu|one-shot] (one part; the daemons' PSS is printed with every part)
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
@@ -44,8 +45,12 @@ const GEOPM_REF = process.env.GEOPM_REF || undefined;
 const CALLS = argValue('--calls', 1800);
 const CPU_ROUNDS = argValue('--cpu-rounds', 1);
 const ONE_SHOTS = 10;
+const PARTS = ['read', 'starts', 'cpu', 'one-shot'] as const;
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+if (ONLY !== undefined && !(PARTS as readonly string[]).includes(ONLY))
+  throw new Error(`--only takes ${PARTS.join(', ')}, not ${ONLY}`);
+const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY === part;
 const NOBODY = 65534;
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 type Kind = 'joulegate' | 'geopm';
 
@@ -149,6 +154,11 @@ async function startJoulegate(work: string): Promise<Side> {
     namespaced(work),
   );
   const pid = running.daemon.pid!;
+  // The daemon's log from here on: which loop each batch server sampled in is in its lines.
+  let log = '';
+  running.daemon.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    log = (log + text).slice(-200_000);
+  });
   await allowTime(running.address);
   const side = {
     kind: 'joulegate' as const,
@@ -156,7 +166,7 @@ async function startJoulegate(work: string): Promise<Side> {
     pid,
     inside: insideOf(pid, running.address),
     session: ['sh', join(REPO, 'bin/joulegate'), 'session'],
-    logTail: () => '',
+    logTail: () => log,
     stop: () => running.stop(),
   };
   try {
@@ -340,16 +350,35 @@ async function readSignalFifty(sides: Side[]) {
   }
 }
 
-/** Direct children of `pid` and their CPU time so far (utime + stime, clock ticks). */
-function childTicks(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
+/** What one process has used so far: CPU (all threads, ns), and its main thread's switches and migrations. */
+interface Usage {
+  cpuNs: number;
+  voluntary: number;
+  involuntary: number;
+  migrations: number;
+}
+
+/** Direct children of `pid` and their usage so far. */
+function childUsage(pid: number): Map<number, Usage> {
+  const out = new Map<number, Usage>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) !== pid) continue;
-      out.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      let cpuNs = 0;
+      // schedstat's run time is exact (ns); utime/stime are clock ticks.
+      for (const tid of readdirSync(`/proc/${entry}/task`))
+        cpuNs += Number(readFileSync(`/proc/${entry}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const sched = readFileSync(`/proc/${entry}/sched`, 'utf8');
+      const field = (name: string) =>
+        Number(new RegExp(`^${name}\\s*:\\s*(\\d+)`, 'm').exec(sched)?.[1] ?? 0);
+      out.set(Number(entry), {
+        cpuNs,
+        voluntary: field('nr_voluntary_switches'),
+        involuntary: field('nr_involuntary_switches'),
+        migrations: field('se\\.nr_migrations'),
+      });
     } catch {
       // gone meanwhile
     }
@@ -357,12 +386,32 @@ function childTicks(pid: number): Map<number, number> {
   return out;
 }
 
+/** How joulegate's servers sampled in the CPU rounds, from the daemon's release lines. */
+const sampledIn: string[] = [];
+
+/** One CPU round: the server's CPU per sample, and its switches and migrations per sample. */
+interface CpuRound {
+  /** From the first to the last sight of the server, over the samples printed. */
+  us: number;
+  /** In the session's steady state (2 s to 9 s), over that window's samples. */
+  steadyUs: number;
+  samples: number;
+  voluntary: number;
+  involuntary: number;
+  migrations: number;
+}
+
 /**
- * `session -p 0.001 -t 10` on SERVICE::TIME as nobody (the service backend serves non-root users) in the side's namespace; the server is the daemon's
- * child that used the most CPU while it ran (first to last sight, polled every 50 ms).
+ * `session -p 0.001 -t 10` on SERVICE::TIME as nobody (the service backend serves non-root
+ * users) in the side's namespace, with GEOPM's geopmsession as the client of both daemons when
+ * GEOPM_REF is set (as issue 27 measured: the same client, so only the servers differ), else
+ * joulegate's. The server is the daemon's child woken most often while it ran (a joulegated
+ * may load a spare server meanwhile, which is not the one serving); its usage from first to
+ * last sight, polled every 50 ms.
  */
-async function cpuPerSample(side: Side): Promise<number[]> {
-  const argv = side.inside([...side.session, '-p', '0.001', '-t', '10'], NOBODY);
+async function cpuPerSample(side: Side): Promise<CpuRound> {
+  const session = GEOPM_REF ? [join(GEOPM_REF, 'bin/geopmsession')] : side.session;
+  const argv = side.inside([...session, '-p', '0.001', '-t', '10'], NOBODY);
   const child = spawn(...spawnArgs(argv), { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.end('SERVICE::TIME board 0\n');
   let out = '';
@@ -373,20 +422,49 @@ async function cpuPerSample(side: Side): Promise<number[]> {
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     err += d;
   });
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
+  const first = new Map<number, Usage>();
+  const last = new Map<number, Usage>();
+  // Each poll's usage, by time since the client was started, for the steady-state window.
+  const polls: { at: number; usage: Map<number, Usage> }[] = [];
+  const started = performance.now();
   const poll = setInterval(() => {
-    for (const [pid, ticks] of childTicks(side.pid)) {
-      if (!first.has(pid)) first.set(pid, ticks);
-      last.set(pid, ticks);
+    const usage = childUsage(side.pid);
+    polls.push({ at: performance.now() - started, usage });
+    for (const [pid, u] of usage) {
+      if (!first.has(pid)) first.set(pid, u);
+      last.set(pid, u);
     }
   }, 50);
   const code = await new Promise<number | null>((r) => child.on('exit', r));
   clearInterval(poll);
   if (code !== 0) throw new Error(`${side.kind} session exited ${code}: ${err.slice(-500)}`);
   const samples = out.split('\n').filter((l) => /^[\d.eE+-]+$/.test(l.trim()) && l.trim() !== '').length;
-  const used = Math.max(0, ...[...last].map(([pid, ticks]) => ticks - first.get(pid)!));
-  return [((used / CLK_TCK) * 1e6) / samples, samples];
+  const delta = (pid: number, key: keyof Usage) => last.get(pid)![key] - first.get(pid)![key];
+  const server = [...last.keys()].reduce((a, b) => (delta(b, 'voluntary') > delta(a, 'voluntary') ? b : a));
+  if (side.kind === 'joulegate') {
+    const release = new RegExp(
+      `batch server ${server} of client \\d+ released \\([^;]*; ([^\\n]*)\\)\\n`,
+      'g',
+    );
+    sampledIn.push(
+      [...side.logTail().matchAll(release)].at(-1)?.[1] ?? `no release line for server ${server}`,
+    );
+  }
+  // Steady state: from 2 s after the client started (start-up and the first samples done) to
+  // 1 s before its last second; a sample is one voluntary switch of the server (it blocks in
+  // read(2) for each request), which counts the samples of exactly that window.
+  const inWindow = polls.filter((p) => p.usage.has(server) && p.at >= 2000 && p.at <= 9000);
+  const [a, b] = [inWindow[0]?.usage.get(server), inWindow.at(-1)?.usage.get(server)];
+  const steady =
+    a && b && b.voluntary > a.voluntary ? (b.cpuNs - a.cpuNs) / 1000 / (b.voluntary - a.voluntary) : NaN;
+  return {
+    us: delta(server, 'cpuNs') / 1000 / samples,
+    steadyUs: steady,
+    samples,
+    voluntary: delta(server, 'voluntary') / samples,
+    involuntary: delta(server, 'involuntary') / samples,
+    migrations: delta(server, 'migrations') / samples,
+  };
 }
 
 function wallMs(argv: string[], input: string): number {
@@ -414,49 +492,80 @@ async function main() {
       sides.push(await startGeopm(GEOPM_REF, sideDir('geopm')));
     }
     const loadBefore = loadAverage();
-    const one = await readSignalOne(sides);
-    const fifty = await readSignalFifty(sides);
-    for (const side of sides) await startRound(side, 3, 0);
-    stops.clear();
-    const burst = await figure(sides, 2, (s) => startRound(s, 30, 0), latencyMs, {
-      how: 'per round 30 PlatformStartBatch([TIME]), each ended at once as GEOPM clients do (see connect_quit_stop_batch)',
-    });
-    const paused = await figure(sides, 2, (s) => startRound(s, 5, 500), latencyMs, {
-      how: 'per round 5 starts, each after a 0.5 s pause',
-    });
+    const skipped = { skipped: `--only ${ONLY}` };
+    const one = runs('read') ? await readSignalOne(sides) : skipped;
+    const fifty = runs('read') ? await readSignalFifty(sides) : skipped;
+    let burst: Record<string, unknown> = skipped;
+    let paused: Record<string, unknown> = skipped;
     const cycles: Record<string, unknown> = {
       how: 'after each start above: BatchClient connect, one read, "q" to the server, PlatformStopBatch',
     };
-    for (const [kind, { ms, refused }] of stops)
-      cycles[kind] = { samples: ms.length, ...latencyMs(ms), stop_batch_refused: refused };
-    if (stops.has('geopm')) {
-      const [jg, geopm] = [cycles.joulegate, cycles.geopm] as { p50_ms: number; p99_ms: number }[];
-      cycles.ratio = { p50_ms: round(jg!.p50_ms / geopm!.p50_ms), p99_ms: round(jg!.p99_ms / geopm!.p99_ms) };
+    if (runs('starts')) {
+      for (const side of sides) await startRound(side, 3, 0);
+      stops.clear();
+      burst = await figure(sides, 2, (s) => startRound(s, 30, 0), latencyMs, {
+        how: 'per round 30 PlatformStartBatch([TIME]), each ended at once as GEOPM clients do (see connect_quit_stop_batch)',
+      });
+      paused = await figure(sides, 2, (s) => startRound(s, 5, 500), latencyMs, {
+        how: 'per round 5 starts, each after a 0.5 s pause',
+      });
+      for (const [kind, { ms, refused }] of stops)
+        cycles[kind] = { samples: ms.length, ...latencyMs(ms), stop_batch_refused: refused };
+      if (stops.has('geopm')) {
+        const [jg, geopm] = [cycles.joulegate, cycles.geopm] as { p50_ms: number; p99_ms: number }[];
+        cycles.ratio = {
+          p50_ms: round(jg!.p50_ms / geopm!.p50_ms),
+          p99_ms: round(jg!.p99_ms / geopm!.p99_ms),
+        };
+      }
+    } else Object.assign(cycles, skipped);
+    let cpu: Record<string, unknown> = skipped;
+    if (runs('cpu')) {
+      const rounds = new Map<Kind, CpuRound[]>();
+      cpu = await figure(
+        sides,
+        CPU_ROUNDS * sides.length,
+        async (side) => {
+          const r = await cpuPerSample(side);
+          rounds.set(side.kind, [...(rounds.get(side.kind) ?? []), r]);
+          return [r.steadyUs];
+        },
+        (us) => ({ us_per_sample: round(median(us), 1) }),
+        {
+          how: `session -p 0.001 -t 10 on "SERVICE::TIME board 0" by ${GEOPM_REF ? "GEOPM's geopmsession against both daemons" : "joulegate's session"}; the server's CPU (all threads, schedstat) per sample in the steady state (2 s to 9 s after the client started; the samples counted as the server's voluntary switches, one per request), median of the rounds; rounds[].session_us: from the first to the last sight of the server over the samples printed (start-up and the end included: a server loaded while the client waited counts whole)`,
+        },
+      );
+      cpu.rounds = Object.fromEntries(
+        [...rounds].map(([kind, rs]) => [
+          kind,
+          rs.map((r) => ({
+            steady_us: round(r.steadyUs, 1),
+            session_us: round(r.us, 1),
+            samples: r.samples,
+            voluntary_per_sample: round(r.voluntary, 3),
+            involuntary_per_sample: round(r.involuntary, 3),
+            migrations_per_sample: round(r.migrations, 3),
+          })),
+        ]),
+      );
+      cpu.session_us_median = Object.fromEntries(
+        [...rounds].map(([kind, rs]) => [kind, round(median(rs.map((r) => r.us)), 1)]),
+      );
+      cpu.joulegate_sampled = sampledIn;
     }
-    const cpuSamples = new Map<Kind, number>();
-    const cpu = await figure(
-      sides,
-      CPU_ROUNDS * sides.length,
-      async (side) => {
-        const [us, samples] = await cpuPerSample(side);
-        cpuSamples.set(side.kind, samples!);
-        return [us!];
-      },
-      (us) => ({ us_per_sample: round(median(us)) }),
-      { how: 'session -p 0.001 -t 10 on "SERVICE::TIME board 0"; server utime+stime / samples printed' },
-    );
-    cpu.samples_printed_last_run = Object.fromEntries(cpuSamples);
-    const oneShot = await figure(
-      sides,
-      ONE_SHOTS,
-      async (side) => {
-        // A pause as between two commands of a script (a joulegated loads its next spare server).
-        await new Promise((r) => setTimeout(r, 500));
-        return [wallMs(side.inside([...side.session, '-t', '0'], NOBODY), 'TIME board 0\n')];
-      },
-      (ms) => ({ median_ms: round(median(ms), 1) }),
-      { how: `session -t 0 of "TIME board 0" as nobody, in the daemon's namespace; ${ONE_SHOTS} runs` },
-    );
+    const oneShot = runs('one-shot')
+      ? await figure(
+          sides,
+          ONE_SHOTS,
+          async (side) => {
+            // A pause as between two commands of a script (a joulegated loads its next spare server).
+            await new Promise((r) => setTimeout(r, 500));
+            return [wallMs(side.inside([...side.session, '-t', '0'], NOBODY), 'TIME board 0\n')];
+          },
+          (ms) => ({ median_ms: round(median(ms), 1) }),
+          { how: `session -t 0 of "TIME board 0" as nobody, in the daemon's namespace; ${ONE_SHOTS} runs` },
+        )
+      : skipped;
     const pss = Object.fromEntries(sides.map((s) => [s.kind, memoryOf(s.pid)]));
     const pssRatio = pss.geopm ? round(pss.joulegate!.pss_mb / pss.geopm.pss_mb) : undefined;
     console.log(

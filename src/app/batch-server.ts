@@ -43,6 +43,7 @@ const IDLE_IO: BatchIO = {
   sample: () => 0,
   adjust: () => {},
   writeBatch: async () => {},
+  nativeSignal: () => undefined,
 };
 
 /**
@@ -108,6 +109,13 @@ async function loadIO(): Promise<PlatformIO> {
   return loadPlatform({ extra: plugins });
 }
 
+/** Which loop answered a client's reads, for the daemon's log. */
+function describeSampling(s: BatchServer['sampling']): string {
+  const reads = (n: number) => `${n} read${n === 1 ? '' : 's'}`;
+  if (s.whyNotNative !== undefined) return `${reads(s.javascriptReads)} in JavaScript (${s.whyNotNative})`;
+  return `${reads(s.nativeReads)} in the native loop, ${s.javascriptReads} in JavaScript`;
+}
+
 /** The process's exit status, or `released`: the client is gone and the process may serve again. */
 type ClientOutcome = number | 'released';
 
@@ -154,7 +162,7 @@ async function serveClient(pio: PlatformIO, request: string, lines: DaemonLines)
       // Told before `q` is answered, so the daemon hears it before the client's PlatformStopBatch.
       if (why !== 'quit' && why !== 'client closed') return;
       released = true;
-      report({ released: why });
+      report({ released: why, sampling: describeSampling(server.sampling) });
     });
     if (reason !== 'quit') process.stderr.write(`ended: ${reason}\n`);
     return released ? 'released' : 0;

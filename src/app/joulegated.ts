@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
+import { nativeLoopStatus } from '../batch/native-loop.js';
 import { DBusConnection, DBusRemoteError, systemBusAddress } from '../ipc/dbus/connection.js';
 import { busName, OBJECT_PATH } from '../ipc/dbus/interface.js';
 import { errorMessage } from '../platform/errors.js';
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
   log(
     `joulegated: ready: ${name} at ${OBJECT_PATH} on ${address}; ${pio.loadedBackends().length} backends, ` +
       `${pio.signalNames().length} signals, ${pio.controlNames().length} controls; run dir ${runDir}; ` +
-      `startup ${ms.toFixed(0)} ms`,
+      `batch servers sample ${nativeLoopStatus()}; startup ${ms.toFixed(0)} ms`,
   );
 }
 

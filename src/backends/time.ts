@@ -65,6 +65,7 @@ export class TimeBackend extends TableBackend<number> {
           behavior: Behavior.Monotone,
           units: Units.Seconds,
           read: (_idx, ctx) => ctx.current,
+          native: () => ({ kind: 'clock', originNs: this.origin }),
         },
       ],
     };

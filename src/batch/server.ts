@@ -5,11 +5,12 @@ import { END_OF_STREAM, StatusChannel } from '../ipc/batch/status-fifo.js';
 import type { DomainType } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
+import { ANSWER_IN_JS, CLIENT_GONE, NativeSampler } from './native-loop.js';
 
 /** What a batch server needs from PlatformIO (the server owns its own instance). */
 export type BatchIO = Pick<
   PlatformIO,
-  'pushSignal' | 'pushControl' | 'readBatchNow' | 'sample' | 'adjust' | 'writeBatch'
+  'pushSignal' | 'pushControl' | 'readBatchNow' | 'sample' | 'adjust' | 'writeBatch' | 'nativeSignal'
 >;
 
 /** A server serves the start request the daemon sent it. */
@@ -35,6 +36,8 @@ export class BatchServer {
   /** Paths this server made; only these are ever unlinked by it. */
   private readonly created: string[] = [];
   private channel?: StatusChannel;
+  /** The native loop for this batch's reads, or why it samples in JavaScript. */
+  private readonly native: NativeSampler | string;
 
   constructor(
     private readonly pio: BatchIO,
@@ -58,6 +61,18 @@ export class BatchServer {
     this.controlHandles = Int32Array.from(config.controls, (c) =>
       pio.pushControl(c.name, c.domain as DomainType, c.idx),
     );
+    const names = [...distinct.keys()].map((key) => key.split('\0')[0]!);
+    this.native = NativeSampler.plan(pio, this.signalHandles, names);
+  }
+
+  /** Reads answered here in JavaScript (every read without the native loop). */
+  private javascriptReads = 0;
+
+  /** Which loop answered this batch's reads: for the daemon's log, and tests. */
+  get sampling(): { nativeReads: number; javascriptReads: number; whyNotNative?: string } {
+    if (typeof this.native === 'string')
+      return { nativeReads: 0, javascriptReads: this.javascriptReads, whyNotNative: this.native };
+    return { nativeReads: this.native.served, javascriptReads: this.javascriptReads };
   }
 
   /** Creates the shared buffers and FIFOs for the client; after this the client may connect. */
@@ -104,16 +119,13 @@ export class BatchServer {
   async serve(ending?: (reason: EndReason) => void): Promise<EndReason> {
     const channel = this.channel;
     if (!channel) throw new Error('BatchServer.serve() called before accept()');
-    let first = true;
     try {
-      for (;;) {
-        const message = channel.receive();
-        if (first) {
-          // The client maps the buffers before its first message; nobody else needs the names.
-          this.removeFiles();
-          first = false;
-        }
+      let message = channel.receive();
+      // The client maps the buffers before its first message; nobody else needs the names.
+      this.removeFiles();
+      for (; ; message = this.next(channel)) {
         if (message === Message.Read) {
+          this.javascriptReads++;
           // A batch that every backend read synchronously (sysfs, procfs, TIME, …) awaits
           // nothing: the loop stays in this function, with no promise or microtask per sample.
           let failure: unknown;
@@ -144,6 +156,18 @@ export class BatchServer {
     } finally {
       this.close();
     }
+  }
+
+  /**
+   * The next message. With the native loop, its `r` messages are answered in C until another
+   * comes (or one whose read needs JavaScript: then that `r` is returned and answered here).
+   */
+  private next(channel: StatusChannel): number {
+    const buffer = this.signalBuffer;
+    if (typeof this.native === 'string' || !buffer) return channel.receive();
+    const message = this.native.serve(channel.fds, buffer.address, this.signalSlots);
+    if (message === ANSWER_IN_JS) return Message.Read;
+    return message === CLIENT_GONE ? END_OF_STREAM : message;
   }
 
   /** Puts the values of the batch just read into the signal buffer, in request order. */
@@ -191,6 +215,7 @@ export class BatchServer {
   }
 
   close(): void {
+    if (typeof this.native !== 'string') this.native.close();
     this.channel?.close();
     this.channel = undefined;
     this.removeFiles();

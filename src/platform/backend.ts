@@ -1,6 +1,7 @@
 import type { Aggregation } from './aggregation.js';
 import type { DomainType } from './domains.js';
 import type { FormatType } from './format.js';
+import type { NativeRead } from './native-read.js';
 import type { Behavior, ControlInfo, SavedControl, SignalInfo, Units } from './signal-info.js';
 import type { Sysroot } from './sysroot.js';
 import type { Topology } from './topology.js';
@@ -73,6 +74,12 @@ export interface Backend {
    */
   sampleError?(handle: number): Error | undefined;
   adjust(handle: number, value: number): void;
+  /**
+   * How a batch server's native loop can read this pushed handle with no JavaScript, or
+   * undefined where it cannot (the batch then samples in JavaScript). Must give exactly what
+   * readBatch() + sample() give for it.
+   */
+  nativeRead?(handle: number): NativeRead | undefined;
   readSignal(name: string, domain: DomainType, idx: number): Promise<number>;
   writeControl(name: string, domain: DomainType, idx: number, value: number): Promise<void>;
   /** Current setting of every low-level control at every native index. */

@@ -6,6 +6,7 @@ import { type DomainType, domainName, isNestedDomain, isValidDomain } from './do
 import { errorMessage, InvalidArgumentError, JoulegateError } from './errors.js';
 import { formatValue } from './format.js';
 import { makeDirs } from './make-dirs.js';
+import type { NativeRead, NativeSignal } from './native-read.js';
 import type { ControlInfo, SavedControl, SignalInfo } from './signal-info.js';
 import type { Topology } from './topology.js';
 
@@ -315,6 +316,22 @@ export class PlatformIO {
       h.aggregation,
       h.handles.map((x) => h.backend.sample(x)),
     );
+  }
+
+  /**
+   * The native loop's reads for pushed signal `handle` (src/batch/native-loop.c), or undefined
+   * when any of its native reads has none: the batch then samples in JavaScript.
+   */
+  nativeSignal(handle: number): NativeSignal | undefined {
+    const h = this.signalHandles[handle];
+    if (!h) throw new InvalidArgumentError(`invalid signal handle ${handle}`);
+    const reads: NativeRead[] = [];
+    for (const x of h.handles) {
+      const read = h.backend.nativeRead?.(x);
+      if (!read) return undefined;
+      reads.push(read);
+    }
+    return { aggregation: h.aggregation, reads };
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Backend, BackendContext, Diagnostic } from './backend.js';
 import { type DomainType, domainName } from './domains.js';
 import { errorMessage, InvalidArgumentError, JoulegateError } from './errors.js';
+import type { NativeRead } from './native-read.js';
 import type { ControlInfo, SavedControl, SignalInfo, SignalSpec } from './signal-info.js';
 import type { Topology } from './topology.js';
 
@@ -21,6 +22,11 @@ export interface SignalDef<S> extends SignalSpec {
   read(idx: number, ctx: ReadContext<S>): number;
   /** True if the value is a rate over two snapshots: a single read measures over `rateWindow`. */
   rate?: boolean;
+  /**
+   * The native loop's read of this signal at native index `idx` (see Backend.nativeRead), where
+   * `read` is exactly that; absent or undefined: JavaScript reads it.
+   */
+  native?(idx: number): NativeRead | undefined;
   /** Indices where this signal exists (default: all of its domain). */
   available?(idx: number): boolean;
   /** Why it does not exist at an index `available` refuses (`no RAPL zone for package 1`). */
@@ -303,6 +309,13 @@ export abstract class TableBackend<S> implements Backend {
 
   sampleError(handle: number): Error | undefined {
     return this.errors[handle];
+  }
+
+  nativeRead(handle: number): NativeRead | undefined {
+    const p = this.pushed[handle];
+    // A rate needs the previous snapshot, which only the JavaScript read keeps.
+    if (!p || p.def.rate) return undefined;
+    return p.def.native?.(p.idx);
   }
 
   adjust(handle: number, value: number): void {

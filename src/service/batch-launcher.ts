@@ -591,7 +591,7 @@ export class BatchServerLauncher implements BatchLauncher {
           connected = true;
           return server.nextReport('serve its client').then((end) => {
             if (!('released' in end)) return;
-            releasedWhy = end.released;
+            releasedWhy = end.sampling === undefined ? end.released : `${end.released}; ${end.sampling}`;
             onReleased();
           });
         })

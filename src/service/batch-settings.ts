@@ -1,3 +1,4 @@
+import { NATIVE_LOOP_ENV } from '../ipc/batch/protocol.js';
 import { JoulegateError } from '../platform/errors.js';
 import type { BatchServerLimits } from './batch-port.js';
 
@@ -57,5 +58,9 @@ export function batchSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Batc
     }
     settings[v.key] = Math.round(value * v.scale);
   }
+  // Read by the servers themselves; checked here so that a typo stops the daemon, not a server.
+  const loop = env[NATIVE_LOOP_ENV];
+  if (loop !== undefined && loop !== '' && loop !== '0' && loop !== '1')
+    throw new JoulegateError(`${NATIVE_LOOP_ENV} must be 0 or 1, not "${loop}"`);
   return settings;
 }

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { BackendContext } from '../../platform/backend.js';
 import { DomainType as Domain, type DomainType } from '../../platform/domains.js';
 import { InvalidArgumentError, JoulegateError } from '../../platform/errors.js';
+import type { NativeRead } from '../../platform/native-read.js';
 import { Behavior } from '../../platform/signal-info.js';
 import { wrapIoError } from '../../platform/sysroot.js';
 import {
@@ -117,7 +118,23 @@ export class CpufreqBackend extends TableBackend<FreqSnapshot> {
         return policy ? `${policy.dir}/${attr.attribute} is missing` : `no cpufreq policy governs cpu ${cpu}`;
       },
       read: (cpu, ctx) => this.value(a, cpu, ctx),
+      native: (cpu) => this.nativeReadOf(a, cpu),
     };
+  }
+
+  /** What snapshot() + value() do for this attribute and cpu, for the batch's native loop. */
+  private nativeReadOf(a: number, cpu: number): NativeRead | undefined {
+    const p = this.policyIndex(cpu);
+    if (p < 0) return undefined;
+    const attr = this.attributes[a]!;
+    if (attr.behavior === Behavior.Constant) {
+      const constant = this.constants[a]![p];
+      return constant === undefined || constant instanceof Error
+        ? undefined
+        : { kind: 'constant', value: constant * attr.scalar };
+    }
+    const slot = a * this.policies.length + p;
+    return { kind: 'decimal-file', path: this.ctx.sysroot.path(this.slotPath(slot)), scale: attr.scalar };
   }
 
   private policyIndex(cpu: number): number {

@@ -88,8 +88,8 @@ export function parseServerStart(line: string): ServerStart {
  * What a batch server process tells the daemon's launcher, one JSON line each on stdout (not
  * part of GEOPM's protocol): `idle` once its backends are loaded and it waits for a request,
  * `ready` once the request is pushed and the files exist, `connected` once the client has opened
- * both FIFOs, `released` once its client quit or went away and the server is done with it (its
- * files and mappings gone; it then loads a fresh PlatformIO and reports `idle` again, to serve
+ * both FIFOs, `released` once its client quit or went away and the server is done with it, with
+ * which loop answered the client's reads in words (its files and mappings gone; it then loads a fresh PlatformIO and reports `idle` again, to serve
  * another client of the same uid, or exits once the launcher lets it go), `error` when it cannot
  * go on (it then exits).
  */
@@ -97,7 +97,7 @@ export type ServerReport =
   | { idle: true }
   | { ready: true }
   | { connected: true }
-  | { released: ReleaseReason }
+  | { released: ReleaseReason; sampling?: string }
   | { error: string };
 
 /** Why a connected server let its client go cleanly (any other end is the process's end). */
@@ -109,3 +109,9 @@ export type ReleaseReason = 'quit' | 'client closed';
  * that (the daemon is gone or dropped the request) ends the server, files removed.
  */
 export const ADMIT_LINE = 'admit';
+
+/**
+ * The daemon's setting that its batch servers read from the environment they inherit: 0 makes
+ * them sample in JavaScript even where the native loop is built (docs/batch.md).
+ */
+export const NATIVE_LOOP_ENV = 'JOULEGATE_BATCH_NATIVE_LOOP';

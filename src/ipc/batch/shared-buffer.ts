@@ -126,6 +126,11 @@ export class SharedBuffer {
     return new SharedBuffer(mapShared(fd, bufferBytes(count), path), count);
   }
 
+  /** The mapping's address (its header first), for native code that stores into the values. */
+  get address(): unknown {
+    return this.mapping.pointer;
+  }
+
   close(): void {
     this.mapping.unmap();
   }

@@ -107,6 +107,11 @@ export class StatusChannel {
     if (native) ({ read: this.readCall, write: this.writeCall } = libc());
   }
 
+  /** The two descriptors, for a loop in native code that takes over receive() and send(). */
+  get fds(): { read: number; write: number } {
+    return { read: this.readFd, write: this.writeFd };
+  }
+
   /** Client: blocking fds and libc's read and write from here on (loads koffi); idempotent. */
   useNative(): void {
     if (this.readCall) return;

@@ -1,0 +1,179 @@
+/*
+ * The batch server's sampling loop in C (docs/batch.md, "The native sampling loop").
+ *
+ * A batch server whose every pushed signal has a native read (TIME; an integer sysfs file times
+ * a scale; a constant) hands its FIFOs and signal buffer to jg_serve_reads(), which answers `r`
+ * messages without returning to JavaScript: per sample, one read(2) of the message, the reads of
+ * the plan, the stores into the shared buffer and one write(2) of `c`. It returns at the first
+ * message it does not answer, or at the first read whose result it cannot be sure of, and the
+ * JavaScript server handles that one exactly as it handles every message without this loop:
+ * anything unusual (an I/O error, a file that holds more than one plain integer) is reported,
+ * and turned into NaN, by the same code as before.
+ *
+ * Built into dist/native/ by scripts/build-native.mjs; loaded with koffi (src/batch/native-loop.ts).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What a read is (NativeReadKind in native-loop.ts). */
+enum { READ_CLOCK = 0, READ_DECIMAL_FILE = 1, READ_CONSTANT = 2 };
+
+/* The aggregations this loop applies (GEOPM's enum values, src/platform/aggregation.ts). */
+enum { AGG_SUM = 0, AGG_AVERAGE = 1, AGG_MIN = 6, AGG_MAX = 7, AGG_SELECT_FIRST = 11, AGG_EXPECT_SAME = 12 };
+
+/* Return values besides a message byte (0..255). */
+#define JG_END_OF_STREAM (-1)
+#define JG_READ_FOR_JS (-2)
+/* JG_READ_ERROR - errno / JG_WRITE_ERROR - errno: read(2) or write(2) on a FIFO failed. */
+#define JG_READ_ERROR (-1000)
+#define JG_WRITE_ERROR (-2000)
+
+#define MESSAGE_READ 'r'
+#define MESSAGE_CONTINUE 'c'
+
+/* The layout koffi writes (native-loop.ts, READ_STRUCT): 24 bytes, no padding. */
+struct jg_read {
+    int32_t kind;
+    int32_t fd;
+    double scale;       /* READ_DECIMAL_FILE: the factor; READ_CONSTANT: the value */
+    int64_t origin_ns;  /* READ_CLOCK: TIME's zero on CLOCK_MONOTONIC */
+};
+
+/* One distinct pushed signal: reads[first .. first + count) combined by `aggregation`. */
+struct jg_signal {
+    int32_t first;
+    int32_t count;
+    int32_t aggregation;
+    int32_t unused;
+};
+
+/* Longest sysfs value read here; a file that fills the buffer is left to JavaScript. */
+#define FILE_BYTES 64
+
+static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/*
+ * One decimal integer, surrounded by white space at most, as PolledFile.readDecimal() takes it:
+ * 1 to 15 digits (exact in a double), an optional minus. 0 and *out set, or -1 for anything else.
+ */
+static int parse_decimal(const unsigned char *b, ssize_t end, double *out) {
+    ssize_t i = 0;
+    while (i < end && is_space(b[i])) i++;
+    int negative = i < end && b[i] == '-';
+    if (negative) i++;
+    ssize_t first = i;
+    int64_t value = 0;
+    for (; i < end && b[i] >= '0' && b[i] <= '9'; i++) {
+        if (i - first >= 15) return -1;
+        value = value * 10 + (b[i] - '0');
+    }
+    ssize_t digits = i - first;
+    while (i < end && is_space(b[i])) i++;
+    if (digits == 0 || i != end) return -1;
+    *out = negative ? -(double)value : (double)value;
+    return 0;
+}
+
+/* One read's value; -1 when JavaScript must do this sample (an error or unusual content). */
+static int read_one(const struct jg_read *r, double *out) {
+    switch (r->kind) {
+    case READ_CLOCK: {
+        struct timespec now;
+        if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) return -1;
+        int64_t ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+        /* TimeBackend: Number(hrtime.bigint() - origin) / 1e9, the same operations in doubles. */
+        *out = (double)(ns - r->origin_ns) / 1e9;
+        return 0;
+    }
+    case READ_DECIMAL_FILE: {
+        unsigned char buffer[FILE_BYTES];
+        ssize_t n;
+        do n = pread(r->fd, buffer, sizeof buffer, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 || n == (ssize_t)sizeof buffer) return -1;
+        double value;
+        if (parse_decimal(buffer, n, &value) != 0) return -1;
+        *out = value * r->scale;
+        return 0;
+    }
+    case READ_CONSTANT:
+        *out = r->scale;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/*
+ * A signal's value from its reads, none of them NaN (a read that has no value goes to
+ * JavaScript), in the order and with the operations of aggregate() and RunningStats.
+ */
+static int read_signal(const struct jg_signal *s, const struct jg_read *reads, double *out) {
+    /* PlatformIO.sample() takes a single read as it is, without aggregating it. */
+    if (s->count == 1) return read_one(&reads[s->first], out);
+    double sum = 0, min = 0, max = 0, first = 0;
+    for (int32_t k = 0; k < s->count; k++) {
+        double v;
+        if (read_one(&reads[s->first + k], &v) != 0) return -1;
+        if (k == 0) {
+            first = min = max = v;
+        } else {
+            if (v < min) min = v;
+            if (v > max) max = v;
+        }
+        sum += v;
+        if (s->aggregation == AGG_SELECT_FIRST) break;
+    }
+    switch (s->aggregation) {
+    case AGG_SUM: *out = sum; return 0;
+    case AGG_AVERAGE: *out = sum / s->count; return 0;
+    case AGG_MIN: *out = min; return 0;
+    case AGG_MAX: *out = max; return 0;
+    case AGG_SELECT_FIRST: *out = first; return 0;
+    case AGG_EXPECT_SAME: *out = min == max ? first : __builtin_nan(""); return 0;
+    default: return -1;
+    }
+}
+
+static int read_message(int fd) {
+    unsigned char byte;
+    for (;;) {
+        ssize_t n = read(fd, &byte, 1);
+        if (n == 1) return byte;
+        if (n == 0) return JG_END_OF_STREAM;
+        if (errno != EINTR) return JG_READ_ERROR - errno;
+    }
+}
+
+static int write_message(int fd, unsigned char byte) {
+    for (;;) {
+        ssize_t n = write(fd, &byte, 1);
+        if (n == 1) return 0;
+        if (n < 0 && errno != EINTR) return JG_WRITE_ERROR - errno;
+    }
+}
+
+/*
+ * Answers `r` messages on in_fd with `c` on out_fd, each after storing every slot's value at
+ * buffer + 64 (the shared signal buffer's doubles, after its header). Returns the first other
+ * message byte, JG_END_OF_STREAM, JG_READ_FOR_JS (an `r` was taken and not answered: nothing of
+ * it is stored), or JG_READ_ERROR / JG_WRITE_ERROR - errno. *served counts the samples answered here.
+ */
+int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_count,
+                   const int32_t *slot_signal, const struct jg_signal *signals, int32_t signal_count,
+                   const struct jg_read *reads, double *sampled, uint64_t *served) {
+    double *values = (double *)(buffer + 64);
+    for (;;) {
+        int message = read_message(in_fd);
+        if (message != MESSAGE_READ) return message;
+        for (int32_t i = 0; i < signal_count; i++) {
+            if (read_signal(&signals[i], reads, &sampled[i]) != 0) return JG_READ_FOR_JS;
+        }
+        for (int32_t i = 0; i < slot_count; i++) values[i] = sampled[slot_signal[i]];
+        int rc = write_message(out_fd, MESSAGE_CONTINUE);
+        if (rc != 0) return rc;
+        ++*served;
+    }
+}
