@@ -54,9 +54,10 @@ function runDir(): string {
   return dir;
 }
 
-/** A client of another uid, connected to a server (native loop on) for `signals` and `controls`. */
-async function started(signals: BatchRequest[], controls: BatchRequest[]) {
-  delete process.env[NATIVE_LOOP_ENV];
+/** A client of another uid, connected to a server for `signals` and `controls`; `native` false: JOULEGATE_BATCH_NATIVE_LOOP=0. */
+async function started(signals: BatchRequest[], controls: BatchRequest[], native = true) {
+  if (native) delete process.env[NATIVE_LOOP_ENV];
+  else process.env[NATIVE_LOOP_ENV] = '0';
   const user = ensureUser('jg-batch-alice');
   const client = await ClientDriver.start(user);
   const dir = runDir();
@@ -76,21 +77,7 @@ async function started(signals: BatchRequest[], controls: BatchRequest[]) {
 
 /** Runs `steps` (file contents of cpu0 and cpu1 before each read) through one server; its reads and log line. */
 async function session(native: boolean, steps: [string, string][], signals = SIGNALS) {
-  if (native) delete process.env[NATIVE_LOOP_ENV];
-  else process.env[NATIVE_LOOP_ENV] = '0';
-  const user = ensureUser('jg-batch-alice');
-  const client = await ClientDriver.start(user);
-  const dir = runDir();
-  const server = await launcher.start({
-    runDir: dir,
-    clientPid: client.pid,
-    clientUid: user.uid,
-    clientGid: user.gid,
-    signals,
-    controls: [],
-  });
-  server.admit();
-  assert.deepEqual(await client.send(`connect ${dir} ${server.serverKey} ${signals.length} 0`), { ok: true });
+  const { client, server } = await started(signals, [], native);
   const reads: Values[] = [];
   for (const [cpu0, cpu1] of steps) {
     writeFileSync(curFreq(0), cpu0);
