@@ -176,7 +176,12 @@ test('StopBatch after the client quit is acknowledged, and the next start of tha
     [
       ...h.daemonLog
         .slice(logBefore)
-        .matchAll(new RegExp(`batch server ${lines[0]!.serverPid} of client \\d+ released \\(quit\\)`, 'g')),
+        .matchAll(
+          new RegExp(
+            `batch server ${lines[0]!.serverPid} of client \\d+ released \\(quit; 0 reads in the native loop, 1 in JavaScript\\)`,
+            'g',
+          ),
+        ),
     ].length,
     4,
   );
