@@ -10,8 +10,10 @@
  *   - PlatformReadSignal("TIME", board, 0): p50/p99 of 1 client and of 50 (bench/dbus-readers.mjs);
  *   - PlatformStartBatch (+ StopBatch) 30 back to back, and with 0.5 s pauses: p50;
  *   - batch client connect + one read + "q" to the server + PlatformStopBatch;
- *   - batch server CPU per sample: `session -p 0.001 -t 10` on SERVICE::TIME, the server
- *     process's utime+stime over the samples printed;
+ *   - batch server CPU per sample: `session -p 0.001 -t 10` on SERVICE::TIME by GEOPM's
+ *     geopmsession against both daemons (joulegate's own session without GEOPM_REF), the
+ *     server's CPU from schedstat (all threads) per sample in the steady state, and over the
+ *     whole session; for joulegated, which loop answered the reads (from its log);
  *   - one-shot `session -t 0` of "TIME board 0" as `nobody`: wall, median of 10
  *     (`joulegate session` against joulegated, GEOPM's geopmsession against geopmd);
  *   - each daemon's PSS after all that.
