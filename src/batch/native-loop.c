@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -156,24 +157,54 @@ static int write_message(int fd, unsigned char byte) {
 }
 
 /*
+ * Plans of up to this many reads, signals and slots are copied onto the stack first: a sample
+ * then touches the stack, the shared buffer and code, not the caller's arrays in Node's heap
+ * (pages that other work in the process may have moved out of the caches and TLB).
+ */
+#define LOCAL_ENTRIES 64
+
+/*
  * Answers `r` messages on in_fd with `c` on out_fd, each after storing every slot's value at
  * buffer + 64 (the shared signal buffer's doubles, after its header). Returns the first other
  * message byte, JG_END_OF_STREAM, JG_READ_FOR_JS (an `r` was taken and not answered: nothing of
- * it is stored), or JG_READ_ERROR / JG_WRITE_ERROR - errno. *served counts the samples answered here.
+ * it is stored), or JG_READ_ERROR / JG_WRITE_ERROR - errno. *served counts the samples answered
+ * here.
  */
 int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_count,
                    const int32_t *slot_signal, const struct jg_signal *signals, int32_t signal_count,
-                   const struct jg_read *reads, double *sampled, uint64_t *served) {
-    double *values = (double *)(buffer + 64);
-    for (;;) {
-        int message = read_message(in_fd);
-        if (message != MESSAGE_READ) return message;
-        for (int32_t i = 0; i < signal_count; i++) {
-            if (read_signal(&signals[i], reads, &sampled[i]) != 0) return JG_READ_FOR_JS;
-        }
-        for (int32_t i = 0; i < slot_count; i++) values[i] = sampled[slot_signal[i]];
-        int rc = write_message(out_fd, MESSAGE_CONTINUE);
-        if (rc != 0) return rc;
-        ++*served;
+                   const struct jg_read *reads, int32_t read_count, double *sampled, uint64_t *served) {
+    struct jg_read local_reads[LOCAL_ENTRIES];
+    struct jg_signal local_signals[LOCAL_ENTRIES];
+    int32_t local_slots[LOCAL_ENTRIES];
+    double local_sampled[LOCAL_ENTRIES];
+    if (read_count <= LOCAL_ENTRIES && signal_count <= LOCAL_ENTRIES && slot_count <= LOCAL_ENTRIES) {
+        memcpy(local_reads, reads, sizeof *reads * (size_t)read_count);
+        memcpy(local_signals, signals, sizeof *signals * (size_t)signal_count);
+        memcpy(local_slots, slot_signal, sizeof *slot_signal * (size_t)slot_count);
+        reads = local_reads;
+        signals = local_signals;
+        slot_signal = local_slots;
+        sampled = local_sampled;
     }
+    double *values = (double *)(buffer + 64);
+    uint64_t answered = 0;
+    int result;
+    for (;;) {
+        result = read_message(in_fd);
+        if (result != MESSAGE_READ) break;
+        int32_t i = 0;
+        for (; i < signal_count; i++) {
+            if (read_signal(&signals[i], reads, &sampled[i]) != 0) break;
+        }
+        if (i < signal_count) {
+            result = JG_READ_FOR_JS;
+            break;
+        }
+        for (i = 0; i < slot_count; i++) values[i] = sampled[slot_signal[i]];
+        result = write_message(out_fd, MESSAGE_CONTINUE);
+        if (result != 0) break;
+        answered++;
+    }
+    *served += answered;
+    return result;
 }

@@ -70,6 +70,7 @@ type ServeReads = (
   signals: Buffer,
   signalCount: number,
   reads: Buffer,
+  readCount: number,
   sampled: Float64Array,
   served: BigUint64Array,
 ) => number;
@@ -85,7 +86,7 @@ export function loadNativeLoop(env: NodeJS.ProcessEnv = process.env): ServeReads
     if (!path) throw new Error('the joulegate package directory was not found');
     const lib = loadKoffi().load(path);
     library = lib.func(
-      'int jg_serve_reads(int in_fd, int out_fd, void *buffer, int32_t slot_count, void *slot_signal, void *signals, int32_t signal_count, void *reads, void *sampled, void *served)',
+      'int jg_serve_reads(int in_fd, int out_fd, void *buffer, int32_t slot_count, void *slot_signal, void *signals, int32_t signal_count, void *reads, int32_t read_count, void *sampled, void *served)',
     ) as unknown as ServeReads;
   } catch (err) {
     library = `${path ?? 'the native loop'} could not be loaded: ${errorMessage(err).split('\n')[0]}`;
@@ -185,6 +186,7 @@ export class NativeSampler {
       this.signals,
       this.signalCount,
       this.reads,
+      this.reads.length / READ_BYTES,
       this.sampled,
       this.servedCount,
     );

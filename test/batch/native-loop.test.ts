@@ -173,6 +173,14 @@ describe('batch server: the native sampling loop', { skip }, () => {
     assert.equal(run.sampling, '3 reads in JavaScript (CPU_UTILIZATION has no native read)');
   });
 
+  test('a batch larger than the loop copies onto its stack (70 slots) is served from the caller arrays', async () => {
+    const slots = Array.from({ length: 70 }, () => TIME);
+    const run = await session(true, STEPS.slice(0, 3), slots);
+    assert.equal(run.sampling, '2 reads in the native loop, 1 in JavaScript');
+    for (const r of run.reads) assert.deepEqual(new Set(r).size, 1, 'every slot holds the one TIME read');
+    assert.ok(run.reads[2]![0]! > run.reads[1]![0]!);
+  });
+
   test('a control write between reads is answered in JavaScript, and C reads on after it', async () => {
     const maxFreq = { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: DomainType.Cpu, idx: 0 };
     const { client, server } = await started([TIME, maxFreq], [maxFreq]);
