@@ -41,6 +41,9 @@ import { argValue, importDist, percentiles, requireBuiltDist, startBus, startDae
 
 requireBuiltDist('geopm-side-by-side');
 const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
+const { DBusConnection } =
+  await importDist<typeof import('../src/ipc/dbus/connection.js')>('ipc/dbus/connection.js');
+type Bus = Awaited<ReturnType<typeof DBusConnection.connect>>;
 
 const REPO = new URL('..', import.meta.url).pathname;
 const GEOPM_REF = process.env.GEOPM_REF || undefined;
@@ -298,25 +301,49 @@ async function readSignalOne(sides: Side[]) {
     for (let k = 0; k < 200; k++) await client.platformReadSignal('TIME', 0, 0);
     clients.set(side.kind, client);
   }
+  // The machine's own tail for a D-Bus round trip: a Ping that each side's dbus-daemon answers
+  // itself, timed in the same rounds (no daemon behind it).
+  const buses = new Map<Kind, Bus>();
+  for (const side of sides) buses.set(side.kind, await DBusConnection.connect(side.address));
+  const busPings = new Map<Kind, number[]>();
+  const busPing = (bus: Bus) =>
+    bus.call({
+      destination: 'org.freedesktop.DBus',
+      path: '/org/freedesktop/DBus',
+      interface: 'org.freedesktop.DBus.Peer',
+      member: 'Ping',
+    });
   const rounds = 6;
   try {
-    return await figure(
+    const out = await figure(
       sides,
       rounds,
       async (side) => {
         const client = clients.get(side.kind)!;
+        const bus = buses.get(side.kind)!;
         const us: number[] = [];
+        const pings: number[] = busPings.get(side.kind) ?? [];
+        busPings.set(side.kind, pings);
         for (let k = 0; k < CALLS / rounds; k++) {
-          const t = performance.now();
+          let t = performance.now();
           await client.platformReadSignal('TIME', 0, 0);
           us.push((performance.now() - t) * 1000);
+          t = performance.now();
+          await busPing(bus);
+          pings.push((performance.now() - t) * 1000);
         }
         return us;
       },
       (us) => percentiles(us, 1),
       { calls_each: CALLS, name: 'PlatformReadSignal("TIME", board, 0)' },
     );
+    out.bus_ping_floor = {
+      how: "org.freedesktop.DBus.Peer.Ping answered by the side's dbus-daemon itself, one after each ReadSignal: the machine's tail for a round trip with no daemon behind it",
+      ...Object.fromEntries([...busPings].map(([kind, us]) => [kind, percentiles(us, 1)])),
+    };
+    return out;
   } finally {
+    for (const bus of buses.values()) bus.close();
     for (const client of clients.values()) {
       await client.platformCloseSession().catch(() => {});
       client.close();
