@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { NATIVE_LOOP_ENV } from '../ipc/batch/protocol.js';
 import { Aggregation, aggregationName } from '../platform/aggregation.js';
-import { errorMessage } from '../platform/errors.js';
+import { errorMessage, JoulegateError } from '../platform/errors.js';
 import { loadKoffi } from '../platform/ffi.js';
 import { SystemCallError } from '../platform/libc.js';
 import type { NativeRead, NativeSignal } from '../platform/native-read.js';
@@ -35,6 +35,7 @@ export function nativeLoopStatus(env: NodeJS.ProcessEnv = process.env): string {
 /** Return values of jg_serve_reads() besides a message byte. */
 const END_OF_STREAM = -1;
 const READ_FOR_JS = -2;
+const BAD_PLAN = -3;
 const READ_ERROR = -1000;
 const WRITE_ERROR = -2000;
 
@@ -191,6 +192,7 @@ export class NativeSampler {
       this.servedCount,
     );
     if (rc >= 0 || rc === END_OF_STREAM || rc === READ_FOR_JS) return rc;
+    if (rc === BAD_PLAN) throw new JoulegateError('batch native loop: an index of its plan is out of range');
     if (rc <= WRITE_ERROR) throw new SystemCallError('write', `fd ${channel.write}`, WRITE_ERROR - rc);
     throw new SystemCallError('read', `fd ${channel.read}`, READ_ERROR - rc);
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { NATIVE_LOOP_ENV, nativeLoopPath } from '../../src/batch/native-loop.js';
+import { loadNativeLoop, NATIVE_LOOP_ENV, nativeLoopPath } from '../../src/batch/native-loop.js';
 import { type BatchRequest, bufferPath } from '../../src/ipc/batch/protocol.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { BatchServerLauncher } from '../../src/service/batch-launcher.js';
@@ -113,6 +113,37 @@ describe('batch server: the native sampling loop', { skip }, () => {
   test('the build made the library', () => {
     const path = nativeLoopPath();
     assert.ok(path && existsSync(path), `${path} is missing: run npm run build (it needs cc)`);
+  });
+
+  test('refuses a plan whose indices leave its arrays before it reads anything; a bad FIFO gives its errno', () => {
+    const serve = loadNativeLoop({});
+    assert.equal(typeof serve, 'function', String(serve));
+    if (typeof serve !== 'function') return;
+    const signal = Buffer.alloc(16);
+    signal.writeInt32LE(0, 0); // first read
+    signal.writeInt32LE(1, 4); // one read
+    const args = (slot: number, first: number) => {
+      signal.writeInt32LE(first, 0);
+      const served = new BigUint64Array(1);
+      // in_fd -1: were the plan taken, the first read(2) would fail with EBADF
+      return serve(
+        -1,
+        -1,
+        null,
+        1,
+        Int32Array.of(slot),
+        signal,
+        1,
+        Buffer.alloc(24),
+        1,
+        new Float64Array(1),
+        served,
+      );
+    };
+    assert.equal(args(1, 0), -3, 'a slot naming a signal that is not there');
+    assert.equal(args(-1, 0), -3);
+    assert.equal(args(0, 1), -3, "a signal whose reads run past the plan's");
+    assert.equal(args(0, 0), -1000 - 9, 'read(2) on fd -1: EBADF');
   });
 
   test('stores the values the JavaScript loop stores, and hands JavaScript the reads it cannot be sure of', async () => {
