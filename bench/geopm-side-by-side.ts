@@ -424,6 +424,8 @@ interface CpuRound {
   us: number;
   /** In the session's steady state (2 s to 9 s), over that window's samples. */
   steadyUs: number;
+  /** CPU ms the daemon's other children used in that window (a spare loading, say). */
+  othersMs: number;
   samples: number;
   voluntary: number;
   involuntary: number;
@@ -484,11 +486,20 @@ async function cpuPerSample(side: Side): Promise<CpuRound> {
   // read(2) for each request), which counts the samples of exactly that window.
   const inWindow = polls.filter((p) => p.usage.has(server) && p.at >= 2000 && p.at <= 9000);
   const [a, b] = [inWindow[0]?.usage.get(server), inWindow.at(-1)?.usage.get(server)];
+  // What the daemon's other children (a spare loading, a kept server reloading) used meanwhile.
+  const othersMs =
+    inWindow.length < 2
+      ? NaN
+      : [...inWindow.at(-1)!.usage]
+          .filter(([pid]) => pid !== server)
+          .reduce((sum, [pid, u]) => sum + (u.cpuNs - (inWindow[0]!.usage.get(pid)?.cpuNs ?? u.cpuNs)), 0) /
+        1e6;
   const steady =
     a && b && b.voluntary > a.voluntary ? (b.cpuNs - a.cpuNs) / 1000 / (b.voluntary - a.voluntary) : NaN;
   return {
     us: delta(server, 'cpuNs') / 1000 / samples,
     steadyUs: steady,
+    othersMs,
     samples,
     voluntary: delta(server, 'voluntary') / samples,
     involuntary: delta(server, 'involuntary') / samples,
@@ -570,6 +581,7 @@ async function main() {
           rs.map((r) => ({
             steady_us: round(r.steadyUs, 1),
             session_us: round(r.us, 1),
+            others_in_window_ms: round(r.othersMs, 1),
             samples: r.samples,
             voluntary_per_sample: round(r.voluntary, 3),
             involuntary_per_sample: round(r.involuntary, 3),
