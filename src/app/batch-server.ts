@@ -19,6 +19,7 @@ import { loadPlatform } from '../backends/load.js';
 import { loadPlugins } from '../backends/plugins.js';
 import { preadThroughLibc } from '../backends/polled-file.js';
 import { adoptTimeOrigin, TIME_ORIGIN_ENV } from '../backends/time.js';
+import { loadNativeLoop } from '../batch/native-loop.js';
 import { type BatchIO, BatchServer } from '../batch/server.js';
 import {
   ADMIT_LINE,
@@ -182,6 +183,7 @@ async function main(): Promise<number> {
     pio = await loadIO();
     libc(); // loaded now rather than while a client waits for its batch to start
     preadThroughLibc(); // polled files are read a thousand times a second here
+    loadNativeLoop(); // dlopen now, not at the first request (a failure is told per client)
     warmUp();
   } catch (err) {
     report({ error: errorMessage(err) });

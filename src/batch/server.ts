@@ -47,11 +47,13 @@ export class BatchServer {
     // Pushing validates names, domains and indices before any file exists.
     const distinct = new Map<string, number>();
     const handles: number[] = [];
+    const names: string[] = [];
     this.signalSlots = Int32Array.from(config.signals, (s) => {
       const key = `${s.name}\0${s.domain}\0${s.idx}`;
       let slot = distinct.get(key);
       if (slot === undefined) {
         slot = handles.push(pio.pushSignal(s.name, s.domain as DomainType, s.idx)) - 1;
+        names.push(s.name);
         distinct.set(key, slot);
       }
       return slot;
@@ -61,7 +63,6 @@ export class BatchServer {
     this.controlHandles = Int32Array.from(config.controls, (c) =>
       pio.pushControl(c.name, c.domain as DomainType, c.idx),
     );
-    const names = [...distinct.keys()].map((key) => key.split('\0')[0]!);
     this.native = NativeSampler.plan(pio, this.signalHandles, names);
   }
 

@@ -1,6 +1,38 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync } from 'node:fs';
 import { after } from 'node:test';
+import type { BatchRequest } from '../../src/ipc/batch/protocol.js';
+import type { BatchServerLauncher } from '../../src/service/batch-launcher.js';
+import { tempDir } from '../helpers/tmp.js';
 import { asUser, type TestUser } from '../helpers/users.js';
+
+/** A run dir like /run/geopm: root-owned, 0711 (a client reaches its files by name only). */
+export function batchRunDir(): string {
+  const dir = tempDir('joulegate-batch-run-');
+  chmodSync(dir, 0o711);
+  return dir;
+}
+
+/** Starts a server of `launcher` for `client` (running as `user`) and admits it, as the daemon does once it has recorded it. */
+export async function startServerFor(
+  launcher: BatchServerLauncher,
+  dir: string,
+  client: ClientDriver,
+  user: TestUser,
+  signals: BatchRequest[],
+  controls: BatchRequest[],
+) {
+  const server = await launcher.start({
+    runDir: dir,
+    clientPid: client.pid,
+    clientUid: user.uid,
+    clientGid: user.gid,
+    signals,
+    controls,
+  });
+  server.admit();
+  return server;
+}
 
 const DRIVER = new URL('../fixtures/batch/client-driver.ts', import.meta.url).pathname;
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadNativeLoop, NATIVE_LOOP_ENV, nativeLoopPath } from '../../src/batch/native-loop.js';
@@ -10,7 +10,7 @@ import { CPUFREQ_KHZ, generateTree } from '../fixtures/generate.js';
 import { needsDaemon } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
-import { ClientDriver } from './driver.js';
+import { batchRunDir, ClientDriver, startServerFor } from './driver.js';
 
 // The batch server's native sampling loop (src/batch/native-loop.c) against real server
 // processes and a client of another uid: the values it stores are those the JavaScript loop
@@ -47,29 +47,14 @@ const launcher = new BatchServerLauncher({
 
 type Values = (number | null)[];
 
-/** A run dir like /run/geopm: root-owned, 0711 (the client reaches its files by name only). */
-function runDir(): string {
-  const dir = tempDir('joulegate-native-loop-run-');
-  chmodSync(dir, 0o711);
-  return dir;
-}
-
 /** A client of another uid, connected to a server for `signals` and `controls`; `native` false: JOULEGATE_BATCH_NATIVE_LOOP=0. */
 async function started(signals: BatchRequest[], controls: BatchRequest[], native = true) {
   if (native) delete process.env[NATIVE_LOOP_ENV];
   else process.env[NATIVE_LOOP_ENV] = '0';
   const user = ensureUser('jg-batch-alice');
   const client = await ClientDriver.start(user);
-  const dir = runDir();
-  const server = await launcher.start({
-    runDir: dir,
-    clientPid: client.pid,
-    clientUid: user.uid,
-    clientGid: user.gid,
-    signals,
-    controls,
-  });
-  server.admit();
+  const dir = batchRunDir();
+  const server = await startServerFor(launcher, dir, client, user, signals, controls);
   const connect = `connect ${dir} ${server.serverKey} ${signals.length} ${controls.length}`;
   assert.deepEqual(await client.send(connect), { ok: true });
   return { client, server, dir };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { bufferPath, fifoPath } from '../../src/ipc/batch/protocol.js';
@@ -17,7 +17,7 @@ import { needsDaemon } from '../helpers/requirements.js';
 import { FIXTURES, tempDir } from '../helpers/tmp.js';
 import { ensureUser, type TestUser } from '../helpers/users.js';
 import { waitFor } from '../service/harness.js';
-import { ClientDriver } from './driver.js';
+import { batchRunDir, ClientDriver, startServerFor } from './driver.js';
 
 const skip = needsDaemon();
 
@@ -45,33 +45,17 @@ const launcher = new BatchServerLauncher({
   startTimeoutMs: START_TIMEOUT_MS,
 });
 
-/** A run dir like /run/geopm: root-owned, 0711 (others may reach a file only by its name). */
-function runDir(): string {
-  const dir = tempDir('joulegate-batch-run-');
-  chmodSync(dir, 0o711);
-  return dir;
-}
+const runDir = batchRunDir;
 
 /** Starts a server for `client` and admits it, as the daemon does once it has recorded it. */
-async function start(
+const start = (
   dir: string,
   client: ClientDriver,
   user: TestUser,
   signals = [TIME],
   controls: typeof signals = [],
   by = launcher,
-) {
-  const server = await by.start({
-    runDir: dir,
-    clientPid: client.pid,
-    clientUid: user.uid,
-    clientGid: user.gid,
-    signals,
-    controls,
-  });
-  server.admit();
-  return server;
-}
+) => startServerFor(by, dir, client, user, signals, controls);
 
 before(() => {
   if (skip) return; // the file's tests are skipped: no users to make
