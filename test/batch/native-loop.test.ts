@@ -7,6 +7,7 @@ import { type BatchRequest, bufferPath } from '../../src/ipc/batch/protocol.js';
 import { DomainType } from '../../src/platform/domains.js';
 import { BatchServerLauncher } from '../../src/service/batch-launcher.js';
 import { CPUFREQ_KHZ, generateTree } from '../fixtures/generate.js';
+import { captureSysroot } from '../helpers/captures.js';
 import { needsDaemon } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { ensureUser } from '../helpers/users.js';
@@ -181,6 +182,39 @@ describe('batch server: the native sampling loop', { skip }, () => {
       javascript.reads.map((r) => r[1]),
     );
     assert.match(native.sampling, /^[1-9]\d* reads in the native loop/, 'C answered some of them');
+  });
+
+  test("over node_exporter's real sysfs capture (the old cpu*/cpufreq layout) both loops store the same values", async () => {
+    const signals = [
+      TIME,
+      { name: 'CPUFREQ::SCALING_CUR_FREQ', domain: DomainType.Board, idx: 0 },
+      { name: 'CPUFREQ::SCALING_MIN_FREQ', domain: DomainType.Cpu, idx: 0 },
+      { name: 'CPUFREQ::SCALING_MAX_FREQ', domain: DomainType.Board, idx: 0 },
+    ];
+    const runs = [];
+    process.env.JOULEGATE_SYSROOT = captureSysroot('node_exporter');
+    try {
+      for (const native of [true, false]) {
+        const { client, server } = await started(signals, [], native);
+        const reads: Values[] = [];
+        for (let i = 0; i < 3; i++) reads.push((await client.send('read')).values!);
+        assert.deepEqual(await client.send('quit'), { ok: true });
+        await server.exited;
+        const line = logs.find((l) =>
+          l.includes(`batch server ${server.serverPid} of client ${client.pid} released`),
+        );
+        runs.push({ reads, line });
+      }
+    } finally {
+      process.env.JOULEGATE_SYSROOT = tree;
+    }
+    const [native, javascript] = runs;
+    assert.match(String(native!.line), /2 reads in the native loop, 1 in JavaScript/);
+    assert.match(String(javascript!.line), /3 reads in JavaScript/);
+    const cpufreq = (r: Values[]) => r.map((v) => v.slice(1));
+    assert.deepEqual(cpufreq(native!.reads), cpufreq(javascript!.reads));
+    for (const v of native!.reads.flatMap((r) => r.slice(1)))
+      assert.ok(v !== null && v > 0, `a frequency: ${v}`);
   });
 
   test('a signal without a native read keeps the whole batch in JavaScript, and the log names it', async () => {
