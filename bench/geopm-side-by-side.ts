@@ -7,13 +7,15 @@
  * by the same client code (dist/'s GeopmClient and BatchClient), the sides interleaved round by
  * round (A B, then B A, ...) so both see the same machine load. Each figure is printed for both,
  * with the ratio joulegate / GEOPM and the 1-minute load average around it:
- *   - PlatformReadSignal("TIME", board, 0): p50/p99 of 1 client and of 50 (bench/dbus-readers.mjs);
+ *   - PlatformReadSignal("TIME", board, 0): p50/p99 of 1 client and of 50 (bench/dbus-readers.mjs),
+ *     and again from a C client (bench/c/dbus_read_client.c, sd-bus), which adds no tail of its own;
  *   - PlatformStartBatch (+ StopBatch) 30 back to back, and with 0.5 s pauses: p50;
  *   - batch client connect + one read + "q" to the server + PlatformStopBatch;
  *   - batch server CPU per sample: `session -p 0.001 -t 10` on SERVICE::TIME by GEOPM's
  *     geopmsession against both daemons (joulegate's own session without GEOPM_REF), the
  *     server's CPU from schedstat (all threads) per sample in the steady state, and over the
- *     whole session; for joulegated, which loop answered the reads (from its log);
+ *     whole session, placed by the scheduler and pinned (one CPU for both; two CPUs); for
+ *     joulegated, which loop answered the reads (from its log);
  *   - one-shot `session -t 0` of "TIME board 0" as `nobody`: wall, median of 10
  *     (`joulegate session` against joulegated, GEOPM's geopmsession against geopmd);
  *   - each daemon's PSS after all that.
@@ -33,7 +35,7 @@ import {
   rmSync,
   symlinkSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
 import { memoryOf } from './memory.js';
@@ -351,6 +353,81 @@ async function readSignalOne(sides: Side[]) {
   }
 }
 
+/**
+ * The C client (bench/c/dbus_read_client.c, sd-bus) built into `dir`, or why it could not be:
+ * it needs gcc and sd-bus's headers (Debian's libsystemd-dev, which GEOPM's build needs too).
+ */
+function buildCReadClient(dir: string): { path: string } | { skipped: string } {
+  const path = join(dir, 'dbus_read_client');
+  const r = spawnSync(
+    'gcc',
+    ['-O2', '-Wall', '-o', path, join(REPO, 'bench/c/dbus_read_client.c'), '-lsystemd'],
+    { encoding: 'utf8' },
+  );
+  if (r.error || r.status !== 0)
+    return {
+      skipped: `no C client: gcc with sd-bus (libsystemd-dev) failed: ${(r.stderr || String(r.error)).trim().split('\n')[0]}`,
+    };
+  return { path };
+}
+
+/**
+ * ReadSignal p50/p99 of 1 client that adds no tail of its own: the C client, one process per
+ * round (interleaved), with a bus Ping after each call as the bus's own floor. A Node.js client
+ * (above) adds its event loop's and collector's stalls to both daemons' tails alike, which pulls
+ * the p99 ratio towards 1.
+ */
+async function readSignalOneC(sides: Side[], client: string) {
+  const rounds = 6;
+  const pings = new Map<Kind, number[]>();
+  const out = await figure(
+    sides,
+    rounds,
+    async (side) => {
+      const r = spawnSync(client, [side.address, String(CALLS / rounds), '200'], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`${side.kind}: C client exited ${r.status}: ${r.stderr.trim()}`);
+      const us = (kind: string) =>
+        r.stdout
+          .split('\n')
+          .filter((l) => l.startsWith(`${kind} `))
+          .map((l) => Number(l.slice(2)));
+      pings.set(side.kind, [...(pings.get(side.kind) ?? []), ...us('p')]);
+      return us('r');
+    },
+    (us) => ({
+      ...percentiles(us, 1),
+      over_1ms_share: round(us.filter((u) => u > 1000).length / us.length, 4),
+    }),
+    { calls_each: CALLS, client: 'bench/c/dbus_read_client.c (sd-bus, blocking calls)' },
+  );
+  out.bus_ping_floor = Object.fromEntries([...pings].map(([kind, us]) => [kind, percentiles(us, 1)]));
+  return out;
+}
+
+/** 50 C clients of each side, a process and a session each, 40 back-to-back calls each per round. */
+async function readSignalFiftyC(sides: Side[], client: string) {
+  return figure(
+    sides,
+    6,
+    async (side) => {
+      const r = spawnSync(client, [side.address, '40', '20', '50'], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`${side.kind}: C clients exited ${r.status}: ${r.stderr.trim()}`);
+      return r.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('r '))
+        .map((l) => Number(l.slice(2)));
+    },
+    (us) => ({
+      ...percentiles(us, 1),
+      over_1ms_share: round(us.filter((u) => u > 1000).length / us.length, 4),
+    }),
+    {
+      clients: 50,
+      how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
+    },
+  );
+}
+
 /** 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each. */
 async function readSignalFifty(sides: Side[]) {
   const readers = new Map<Kind, LineProcess[]>();
@@ -387,14 +464,47 @@ interface Usage {
   migrations: number;
 }
 
-/** Direct children of `pid` and their usage so far. */
-function childUsage(pid: number): Map<number, Usage> {
-  const out = new Map<number, Usage>();
+/** Each process's parent and the CPU it last ran on (stat fields 4 and 39). */
+function processTable(): Map<number, { ppid: number; cpu: number }> {
+  const out = new Map<number, { ppid: number; cpu: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(entry), { ppid: Number(fields[1]), cpu: Number(fields[36]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** `pid` and every process below it. */
+function descendants(table: Map<number, { ppid: number }>, pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++)
+    for (const [child, { ppid }] of table) if (ppid === out[i]) out.push(child);
+  return out;
+}
+
+/** A process's voluntary switches so far (all threads); NaN once it is gone. */
+function voluntarySwitches(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
+}
+
+/** Direct children of `pid` (from `table`) and their usage so far. */
+function childUsage(pid: number, table: Map<number, { ppid: number }>): Map<number, Usage> {
+  const out = new Map<number, Usage>();
+  for (const [child, { ppid }] of table) {
+    if (ppid !== pid) continue;
+    const entry = String(child);
+    try {
       let cpuNs = 0;
       // schedstat's run time is exact (ns); utime/stime are clock ticks.
       for (const tid of readdirSync(`/proc/${entry}/task`))
@@ -430,6 +540,36 @@ interface CpuRound {
   voluntary: number;
   involuntary: number;
   migrations: number;
+  /**
+   * Share of the steady window's polls that saw the server and its client last on the same CPU.
+   * A wakeup across CPUs costs the waker more (an IPI, a VM exit on a VM), so rounds differ by
+   * where the scheduler happened to place the two.
+   */
+  sameCpu: number;
+}
+
+/**
+ * Where a CPU round runs: `free` leaves it to the scheduler; `same-cpu` pins the client and the
+ * daemon (all its processes, so the server forked or handed out for the round) to CPU 0;
+ * `other-cpus` pins the client to CPU 0 and the daemon to CPU 1. Under load the scheduler's
+ * choice decides most of a round's figure (a wakeup across CPUs costs the waker an IPI, a VM exit
+ * on a VM), so each side is also measured at each fixed placement.
+ */
+type Placement = 'free' | 'same-cpu' | 'other-cpus';
+const PLACEMENTS: Record<Placement, { client: number; daemon: number } | undefined> = {
+  free: undefined,
+  'same-cpu': { client: 0, daemon: 0 },
+  'other-cpus': { client: 0, daemon: 1 },
+};
+const ALL_CPUS = `0-${availableParallelism() - 1}`;
+
+/** Sets the CPU list of every thread of `pid` and of every process below it; new ones inherit it. */
+function pinTree(pid: number, cpus: string): void {
+  for (const each of descendants(processTable(), pid)) {
+    const r = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(each)], { encoding: 'utf8' });
+    // A process that ended meanwhile is no longer part of the round.
+    if (r.status !== 0 && existsSync(`/proc/${each}`)) throw new Error(`taskset ${each}: ${r.stderr.trim()}`);
+  }
 }
 
 /**
@@ -440,9 +580,21 @@ interface CpuRound {
  * may load a spare server meanwhile, which is not the one serving); its usage from first to
  * last sight, polled every 50 ms.
  */
-async function cpuPerSample(side: Side): Promise<CpuRound> {
+async function cpuPerSample(side: Side, placement: Placement): Promise<CpuRound> {
   const session = GEOPM_REF ? [join(GEOPM_REF, 'bin/geopmsession')] : side.session;
-  const argv = side.inside([...session, '-p', '0.001', '-t', '10'], NOBODY);
+  const pinned = PLACEMENTS[placement];
+  if (pinned) pinTree(side.pid, String(pinned.daemon));
+  try {
+    return await sessionRound(side, [
+      ...(pinned ? ['taskset', '-c', String(pinned.client)] : []),
+      ...side.inside([...session, '-p', '0.001', '-t', '10'], NOBODY),
+    ]);
+  } finally {
+    if (pinned) pinTree(side.pid, ALL_CPUS);
+  }
+}
+
+async function sessionRound(side: Side, argv: string[]): Promise<CpuRound> {
   const child = spawn(...spawnArgs(argv), { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.end('SERVICE::TIME board 0\n');
   let out = '';
@@ -456,11 +608,21 @@ async function cpuPerSample(side: Side): Promise<CpuRound> {
   const first = new Map<number, Usage>();
   const last = new Map<number, Usage>();
   // Each poll's usage, by time since the client was started, for the steady-state window.
-  const polls: { at: number; usage: Map<number, Usage> }[] = [];
+  const polls: { at: number; usage: Map<number, Usage>; cpus: Map<number, number> }[] = [];
+  const clientSwitches = new Map<number, number>();
   const started = performance.now();
   const poll = setInterval(() => {
-    const usage = childUsage(side.pid);
-    polls.push({ at: performance.now() - started, usage });
+    const table = processTable();
+    const usage = childUsage(side.pid, table);
+    // Where the server candidates and the client's processes (the wrappers and the client) last ran.
+    const cpus = new Map<number, number>();
+    for (const pid of [...usage.keys(), ...descendants(table, child.pid!)])
+      cpus.set(pid, table.get(pid)!.cpu);
+    for (const pid of descendants(table, child.pid!)) {
+      const switches = voluntarySwitches(pid);
+      if (switches >= 0) clientSwitches.set(pid, switches);
+    }
+    polls.push({ at: performance.now() - started, usage, cpus });
     for (const [pid, u] of usage) {
       if (!first.has(pid)) first.set(pid, u);
       last.set(pid, u);
@@ -496,7 +658,13 @@ async function cpuPerSample(side: Side): Promise<CpuRound> {
         1e6;
   const steady =
     a && b && b.voluntary > a.voluntary ? (b.cpuNs - a.cpuNs) / 1000 / (b.voluntary - a.voluntary) : NaN;
+  // The client is the spawned process (exec'd through nsenter, setpriv and env) or the one below
+  // it that blocked most often (once per sample).
+  const client = [...clientSwitches].reduce((a, b) => (b[1] > a[1] ? b : a), [0, -1])[0];
+  const placed = inWindow.filter((p) => p.cpus.has(server) && p.cpus.has(client));
+  const sameCpu = placed.filter((p) => p.cpus.get(server) === p.cpus.get(client)).length / placed.length;
   return {
+    sameCpu,
     us: delta(server, 'cpuNs') / 1000 / samples,
     steadyUs: steady,
     othersMs,
@@ -535,6 +703,13 @@ async function main() {
     const skipped = { skipped: `--only ${ONLY}` };
     const one = runs('read') ? await readSignalOne(sides) : skipped;
     const fifty = runs('read') ? await readSignalFifty(sides) : skipped;
+    let oneC: Record<string, unknown> = skipped;
+    let fiftyC: Record<string, unknown> = skipped;
+    if (runs('read')) {
+      const built = buildCReadClient(work);
+      oneC = 'path' in built ? await readSignalOneC(sides, built.path) : built;
+      fiftyC = 'path' in built ? await readSignalFiftyC(sides, built.path) : built;
+    }
     let burst: Record<string, unknown> = skipped;
     let paused: Record<string, unknown> = skipped;
     const cycles: Record<string, unknown> = {
@@ -561,24 +736,31 @@ async function main() {
     } else Object.assign(cycles, skipped);
     let cpu: Record<string, unknown> = skipped;
     if (runs('cpu')) {
-      const rounds = new Map<Kind, CpuRound[]>();
-      cpu = await figure(
-        sides,
-        CPU_ROUNDS * sides.length,
-        async (side) => {
-          const r = await cpuPerSample(side);
-          rounds.set(side.kind, [...(rounds.get(side.kind) ?? []), r]);
-          return [r.steadyUs];
+      const rounds = new Map<Kind, (CpuRound & { placement: Placement })[]>();
+      const placed = async (placement: Placement, count: number) =>
+        figure(
+          sides,
+          count,
+          async (side) => {
+            const r = await cpuPerSample(side, placement);
+            rounds.set(side.kind, [...(rounds.get(side.kind) ?? []), { ...r, placement }]);
+            return [r.steadyUs];
+          },
+          (us) => ({ us_per_sample: round(median(us), 1) }),
+        );
+      cpu = {
+        how: `session -p 0.001 -t 10 on "SERVICE::TIME board 0" by ${GEOPM_REF ? "GEOPM's geopmsession against both daemons" : "joulegate's session"}; the server's CPU (all threads, schedstat) per sample in the steady state (2 s to 9 s after the client started; the samples counted as the server's voluntary switches, one per request), median of the rounds, with the client and the server placed by the scheduler; at_fixed_placement: the same with both pinned to one CPU, and with the client on CPU 0 and the daemon on CPU 1; rounds[].session_us: from the first to the last sight of the server over the samples printed (start-up and the end included: a server loaded while the client waited counts whole); rounds[].same_cpu_as_client: share of the window's polls that saw the server and the client last on the same CPU`,
+        ...(await placed('free', CPU_ROUNDS * sides.length)),
+        at_fixed_placement: {
+          'same-cpu': await placed('same-cpu', CPU_ROUNDS),
+          'other-cpus': await placed('other-cpus', CPU_ROUNDS),
         },
-        (us) => ({ us_per_sample: round(median(us), 1) }),
-        {
-          how: `session -p 0.001 -t 10 on "SERVICE::TIME board 0" by ${GEOPM_REF ? "GEOPM's geopmsession against both daemons" : "joulegate's session"}; the server's CPU (all threads, schedstat) per sample in the steady state (2 s to 9 s after the client started; the samples counted as the server's voluntary switches, one per request), median of the rounds; rounds[].session_us: from the first to the last sight of the server over the samples printed (start-up and the end included: a server loaded while the client waited counts whole)`,
-        },
-      );
+      };
       cpu.rounds = Object.fromEntries(
         [...rounds].map(([kind, rs]) => [
           kind,
           rs.map((r) => ({
+            placement: r.placement,
             steady_us: round(r.steadyUs, 1),
             session_us: round(r.us, 1),
             others_in_window_ms: round(r.othersMs, 1),
@@ -586,11 +768,15 @@ async function main() {
             voluntary_per_sample: round(r.voluntary, 3),
             involuntary_per_sample: round(r.involuntary, 3),
             migrations_per_sample: round(r.migrations, 3),
+            same_cpu_as_client: round(r.sameCpu, 2),
           })),
         ]),
       );
       cpu.session_us_median = Object.fromEntries(
-        [...rounds].map(([kind, rs]) => [kind, round(median(rs.map((r) => r.us)), 1)]),
+        [...rounds].map(([kind, rs]) => [
+          kind,
+          round(median(rs.filter((r) => r.placement === 'free').map((r) => r.us)), 1),
+        ]),
       );
       cpu.joulegate_sampled = sampledIn;
     }
@@ -618,7 +804,9 @@ async function main() {
           ratio_is: 'joulegate / GEOPM (below 1: joulegate takes less)',
           load_average_1min: { before: loadBefore, after: loadAverage() },
           read_signal_1_client: one,
+          read_signal_1_c_client: oneC,
           read_signal_50_clients: fifty,
+          read_signal_50_c_clients: fiftyC,
           start_batch_back_to_back: burst,
           start_batch_paused: paused,
           connect_quit_stop_batch: cycles,
