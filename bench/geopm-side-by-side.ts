@@ -35,7 +35,7 @@ import {
   rmSync,
   symlinkSync,
 } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
 import { memoryOf } from './memory.js';
@@ -548,20 +548,28 @@ interface CpuRound {
   sameCpu: number;
 }
 
+/** The CPUs this bench may use (its own affinity, as the kernel lists it: "0-3,8"), and their numbers. */
+const ALLOWED_CPUS = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
+const allowedCpuNumbers = ALLOWED_CPUS.split(',').flatMap((range) => {
+  const [from, to = from] = range.split('-').map(Number) as [number, number?];
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+});
+
 /**
  * Where a CPU round runs: `free` leaves it to the scheduler; `same-cpu` pins the client and the
- * daemon (all its processes, so the server forked or handed out for the round) to CPU 0;
- * `other-cpus` pins the client to CPU 0 and the daemon to CPU 1. Under load the scheduler's
- * choice decides most of a round's figure (a wakeup across CPUs costs the waker an IPI, a VM exit
- * on a VM), so each side is also measured at each fixed placement.
+ * daemon (all its processes, so the server forked or handed out for the round) to the first CPU
+ * this bench may use; `other-cpus` pins the client there and the daemon to the second. Under
+ * load the scheduler's choice decides most of a round's figure (a wakeup across CPUs costs the
+ * waker an IPI, a VM exit on a VM), so each side is also measured at each fixed placement.
+ * After each round the daemon gets the bench's own CPU list back.
  */
 type Placement = 'free' | 'same-cpu' | 'other-cpus';
+const [firstCpu, secondCpu = firstCpu] = allowedCpuNumbers as [number, number?];
 const PLACEMENTS: Record<Placement, { client: number; daemon: number } | undefined> = {
   free: undefined,
-  'same-cpu': { client: 0, daemon: 0 },
-  'other-cpus': { client: 0, daemon: 1 },
+  'same-cpu': { client: firstCpu, daemon: firstCpu },
+  'other-cpus': { client: firstCpu, daemon: secondCpu },
 };
-const ALL_CPUS = `0-${availableParallelism() - 1}`;
 
 /** Sets the CPU list of every thread of `pid` and of every process below it; new ones inherit it. */
 function pinTree(pid: number, cpus: string): void {
@@ -590,7 +598,7 @@ async function cpuPerSample(side: Side, placement: Placement): Promise<CpuRound>
       ...side.inside([...session, '-p', '0.001', '-t', '10'], NOBODY),
     ]);
   } finally {
-    if (pinned) pinTree(side.pid, ALL_CPUS);
+    if (pinned) pinTree(side.pid, ALLOWED_CPUS);
   }
 }
 
@@ -754,6 +762,7 @@ async function main() {
         at_fixed_placement: {
           'same-cpu': await placed('same-cpu', CPU_ROUNDS),
           'other-cpus': await placed('other-cpus', CPU_ROUNDS),
+          cpus: { client: firstCpu, daemon_with_other_cpus: secondCpu, bench_may_use: ALLOWED_CPUS },
         },
       };
       cpu.rounds = Object.fromEntries(
