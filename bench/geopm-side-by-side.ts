@@ -371,11 +371,24 @@ function buildCReadClient(dir: string): { path: string } | { skipped: string } {
   return { path };
 }
 
+/** The C client's timings of one run against `side`, by kind ("r" ReadSignal, "p" bus Ping), µs. */
+function runCClient(client: string, side: Side, args: string[]): (kind: 'r' | 'p') => number[] {
+  const r = spawnSync(client, [side.address, ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${side.kind}: C client exited ${r.status}: ${r.stderr.trim()}`);
+  const lines = r.stdout.split('\n');
+  return (kind) => lines.filter((l) => l.startsWith(`${kind} `)).map((l) => Number(l.slice(2)));
+}
+
+/** p50/p99 and the share of calls over 1 ms. */
+const withTailShare = (us: number[]) => ({
+  ...percentiles(us, 1),
+  over_1ms_share: round(us.filter((u) => u > 1000).length / us.length, 4),
+});
+
 /**
  * ReadSignal p50/p99 of 1 client that adds no tail of its own: the C client, one process per
  * round (interleaved), with a bus Ping after each call as the bus's own floor. A Node.js client
- * (above) adds its event loop's and collector's stalls to both daemons' tails alike, which pulls
- * the p99 ratio towards 1.
+ * (above) adds its own waits to both daemons' tails alike, which pulls the p99 ratio towards 1.
  */
 async function readSignalOneC(sides: Side[], client: string) {
   const rounds = 6;
@@ -384,20 +397,11 @@ async function readSignalOneC(sides: Side[], client: string) {
     sides,
     rounds,
     async (side) => {
-      const r = spawnSync(client, [side.address, String(CALLS / rounds), '200'], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`${side.kind}: C client exited ${r.status}: ${r.stderr.trim()}`);
-      const us = (kind: string) =>
-        r.stdout
-          .split('\n')
-          .filter((l) => l.startsWith(`${kind} `))
-          .map((l) => Number(l.slice(2)));
+      const us = runCClient(client, side, [String(CALLS / rounds), '200']);
       pings.set(side.kind, [...(pings.get(side.kind) ?? []), ...us('p')]);
       return us('r');
     },
-    (us) => ({
-      ...percentiles(us, 1),
-      over_1ms_share: round(us.filter((u) => u > 1000).length / us.length, 4),
-    }),
+    withTailShare,
     { calls_each: CALLS, client: 'bench/c/dbus_read_client.c (sd-bus, blocking calls)' },
   );
   out.bus_ping_floor = Object.fromEntries([...pings].map(([kind, us]) => [kind, percentiles(us, 1)]));
@@ -406,26 +410,10 @@ async function readSignalOneC(sides: Side[], client: string) {
 
 /** 50 C clients of each side, a process and a session each, 40 back-to-back calls each per round. */
 async function readSignalFiftyC(sides: Side[], client: string) {
-  return figure(
-    sides,
-    6,
-    async (side) => {
-      const r = spawnSync(client, [side.address, '40', '20', '50'], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`${side.kind}: C clients exited ${r.status}: ${r.stderr.trim()}`);
-      return r.stdout
-        .split('\n')
-        .filter((l) => l.startsWith('r '))
-        .map((l) => Number(l.slice(2)));
-    },
-    (us) => ({
-      ...percentiles(us, 1),
-      over_1ms_share: round(us.filter((u) => u > 1000).length / us.length, 4),
-    }),
-    {
-      clients: 50,
-      how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
-    },
-  );
+  return figure(sides, 6, async (side) => runCClient(client, side, ['40', '20', '50'])('r'), withTailShare, {
+    clients: 50,
+    how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
+  });
 }
 
 /** 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each. */
@@ -623,10 +611,10 @@ async function sessionRound(side: Side, argv: string[]): Promise<CpuRound> {
     const table = processTable();
     const usage = childUsage(side.pid, table);
     // Where the server candidates and the client's processes (the wrappers and the client) last ran.
+    const clientTree = descendants(table, child.pid!);
     const cpus = new Map<number, number>();
-    for (const pid of [...usage.keys(), ...descendants(table, child.pid!)])
-      cpus.set(pid, table.get(pid)!.cpu);
-    for (const pid of descendants(table, child.pid!)) {
+    for (const pid of [...usage.keys(), ...clientTree]) cpus.set(pid, table.get(pid)!.cpu);
+    for (const pid of clientTree) {
       const switches = voluntarySwitches(pid);
       if (switches >= 0) clientSwitches.set(pid, switches);
     }
@@ -757,7 +745,7 @@ async function main() {
           (us) => ({ us_per_sample: round(median(us), 1) }),
         );
       cpu = {
-        how: `session -p 0.001 -t 10 on "SERVICE::TIME board 0" by ${GEOPM_REF ? "GEOPM's geopmsession against both daemons" : "joulegate's session"}; the server's CPU (all threads, schedstat) per sample in the steady state (2 s to 9 s after the client started; the samples counted as the server's voluntary switches, one per request), median of the rounds, with the client and the server placed by the scheduler; at_fixed_placement: the same with both pinned to one CPU, and with the client on CPU 0 and the daemon on CPU 1; rounds[].session_us: from the first to the last sight of the server over the samples printed (start-up and the end included: a server loaded while the client waited counts whole); rounds[].same_cpu_as_client: share of the window's polls that saw the server and the client last on the same CPU`,
+        how: `session -p 0.001 -t 10 on "SERVICE::TIME board 0" by ${GEOPM_REF ? "GEOPM's geopmsession against both daemons" : "joulegate's session"}; the server's CPU (all threads, schedstat) per sample in the steady state (2 s to 9 s after the client started; the samples counted as the server's voluntary switches, one per request), median of the rounds, with the client and the server placed by the scheduler; at_fixed_placement: the same with both pinned to one CPU, and with the client and the daemon on two (at_fixed_placement.cpus); rounds[].session_us: from the first to the last sight of the server over the samples printed (start-up and the end included: a server loaded while the client waited counts whole); rounds[].same_cpu_as_client: share of the window's polls that saw the server and the client last on the same CPU`,
         ...(await placed('free', CPU_ROUNDS * sides.length)),
         at_fixed_placement: {
           'same-cpu': await placed('same-cpu', CPU_ROUNDS),
