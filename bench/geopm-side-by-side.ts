@@ -7,6 +7,9 @@
  * by the same client code (dist/'s GeopmClient and BatchClient), the sides interleaved round by
  * round (A B, then B A, ...) so both see the same machine load. Each figure is printed for both,
  * with the ratio joulegate / GEOPM and the 1-minute load average around it:
+ *   - each fresh daemon's first --warm-up ReadSignal calls, in blocks of 1000, then 200 new
+ *     clients (joulegated's JIT warm-up), after which the ReadSignal figures measure warm
+ *     daemons and clients;
  *   - PlatformReadSignal("TIME", board, 0): p50/p99 of 1 client and of 50 (bench/dbus-readers.mjs),
  *     and again from a C client (bench/c/dbus_read_client.c, sd-bus), which adds no tail of its own;
  *   - PlatformStartBatch (+ StopBatch) 30 back to back, and with 0.5 s pauses: p50;
@@ -21,7 +24,7 @@
  *   - each daemon's PSS after all that.
  * Without GEOPM_REF (the reference build's directory) it says so and runs joulegate's side
  * only. Run as root (namespaces, mounts, `nobody`). Prints JSON.
- * Usage: GEOPM_REF=/path node --import tsx bench/geopm-side-by-side.ts [--calls N] [--cpu-rounds N]
+ * Usage: GEOPM_REF=/path node --import tsx bench/geopm-side-by-side.ts [--calls N] [--cpu-rounds N] [--warm-up N]
  *        [--only read|starts|cpu|one-shot] (one part; the daemons' PSS is printed with every part)
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -51,6 +54,12 @@ const REPO = new URL('..', import.meta.url).pathname;
 const GEOPM_REF = process.env.GEOPM_REF || undefined;
 const CALLS = argValue('--calls', 1800);
 const CPU_ROUNDS = argValue('--cpu-rounds', 1);
+/** ReadSignal calls each fresh daemon serves before the ReadSignal figures (see readSignalAfterStart). */
+const WARM_UP_CALLS = argValue('--warm-up', 10_000);
+/** Batches of 50 new clients each fresh daemon serves after those calls (see readSignalAfterStart). */
+const WARM_UP_CONNECTIONS = 4;
+/** Calls that warm the bench's own Node.js client on each side before its rounds. */
+const NODE_CLIENT_WARM_UP = 5000;
 const ONE_SHOTS = 10;
 const PARTS = ['read', 'starts', 'cpu', 'one-shot'] as const;
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
@@ -300,7 +309,8 @@ async function readSignalOne(sides: Side[]) {
   for (const side of sides) {
     const client = await GeopmClient.connect({ address: side.address });
     await client.platformOpenSession();
-    for (let k = 0; k < 200; k++) await client.platformReadSignal('TIME', 0, 0);
+    // The first side's calls also warm this client's own JIT (see readSignalAfterStart).
+    for (let k = 0; k < NODE_CLIENT_WARM_UP; k++) await client.platformReadSignal('TIME', 0, 0);
     clients.set(side.kind, client);
   }
   // The machine's own tail for a D-Bus round trip: a Ping that each side's dbus-daemon answers
@@ -386,6 +396,69 @@ const withTailShare = (us: number[]) => ({
 });
 
 /**
+ * Each fresh daemon's first ReadSignal calls: WARM_UP_CALLS from one client (each followed by a
+ * bus Ping), in blocks of 1000, then WARM_UP_CONNECTIONS batches of 50 new clients (a connection
+ * and a session each, 20 + 40 calls, closed), each batch's calls summed up; from the C client
+ * (the Node.js one, one connection at a time, if it could not be built). joulegated is
+ * JavaScript: V8 compiles a function on helper threads once it has run often, so the hot call
+ * path is compiled in the first few thousand calls, and the path each new client takes
+ * (connection, session, close) only after a few hundred clients. A compile holds a CPU for
+ * 1-20 ms, and a call whose wakeup lands behind it waits (on 2 cores: 2-4 % of the first 1000
+ * calls take over 1 ms, 0-0.1 % once warm). That is a real cost after each daemon start, so it
+ * is a figure of its own; the ReadSignal figures after it measure warm daemons (and a warm
+ * Node.js client), as a long-running daemon serves. geopmd (Python) has no JIT.
+ */
+async function readSignalAfterStart(sides: Side[], client: string | undefined) {
+  const before = loadAverage();
+  const out: Record<string, unknown> = {
+    how: `each daemon's first ${WARM_UP_CALLS} PlatformReadSignal("TIME", board, 0) calls after its start (the daemon had served only the bench's setup) from one client, then ${WARM_UP_CONNECTIONS} batches of 50 new clients (connect, open a session, 60 calls, close), ${client ? 'by bench/c/dbus_read_client.c (a bus Ping after each call of the one client)' : "by the bench's Node.js client (no C client), one connection at a time"}; p99 and the share over 1 ms of each block of 1000 calls and of each batch, in order`,
+  };
+  for (const side of sides) {
+    const us = client
+      ? runCClient(client, side, [String(WARM_UP_CALLS), '0'])('r')
+      : await nodeClientCalls(side, WARM_UP_CALLS);
+    const blocks = [];
+    for (let at = 0; at < us.length; at += 1000) blocks.push(withTailShare(us.slice(at, at + 1000)));
+    const batches = [];
+    for (let b = 0; b < WARM_UP_CONNECTIONS; b++) {
+      if (client) batches.push(withTailShare(runCClient(client, side, ['40', '20', '50'])('r')));
+      else {
+        const batch: number[] = [];
+        for (let c = 0; c < 50; c++) batch.push(...(await nodeClientCalls(side, 60)).slice(20));
+        batches.push(withTailShare(batch));
+      }
+    }
+    out[side.kind] = {
+      one_client: withTailShare(us),
+      blocks_p99_us: blocks.map((b) => b.p99_us),
+      blocks_over_1ms_share: blocks.map((b) => b.over_1ms_share),
+      new_clients_batches_p99_us: batches.map((b) => b.p99_us),
+      new_clients_batches_over_1ms_share: batches.map((b) => b.over_1ms_share),
+    };
+  }
+  out.load_average_1min = { before, after: loadAverage() };
+  return out;
+}
+
+/** `calls` ReadSignal calls of a Node.js client of its own (a session opened first), each one's µs. */
+async function nodeClientCalls(side: Side, calls: number): Promise<number[]> {
+  const client = await GeopmClient.connect({ address: side.address });
+  try {
+    await client.platformOpenSession();
+    const us: number[] = [];
+    for (let k = 0; k < calls; k++) {
+      const t = performance.now();
+      await client.platformReadSignal('TIME', 0, 0);
+      us.push((performance.now() - t) * 1000);
+    }
+    await client.platformCloseSession();
+    return us;
+  } finally {
+    client.close();
+  }
+}
+
+/**
  * ReadSignal p50/p99 of 1 client that adds no tail of its own: the C client, one process per
  * round (interleaved), with a bus Ping after each call as the bus's own floor. A Node.js client
  * (above) adds its own waits to both daemons' tails alike, which pulls the p99 ratio towards 1.
@@ -422,7 +495,7 @@ async function readSignalFifty(sides: Side[]) {
   for (const side of sides) {
     const env = ['env', `DBUS_SYSTEM_BUS_ADDRESS=${side.address}`];
     const procs = Array.from({ length: 5 }, () =>
-      LineProcess.start(env, join(REPO, 'bench/dbus-readers.mjs'), ['10', '40']),
+      LineProcess.start(env, join(REPO, 'bench/dbus-readers.mjs'), ['10', '40', '300']),
     );
     readers.set(side.kind, procs);
     await Promise.all(procs.map((p) => p.next()));
@@ -437,7 +510,10 @@ async function readSignalFifty(sides: Side[]) {
         return (await Promise.all(procs.map((p) => p.next<{ us: number[] }>()))).flatMap((o) => o.us);
       },
       (us) => percentiles(us, 1),
-      { clients: 50, how: '5 processes x 10 connections, 40 back-to-back calls each per round' },
+      {
+        clients: 50,
+        how: '5 processes x 10 connections, each process warmed by 3000 calls, then 40 back-to-back calls each per round',
+      },
     );
   } finally {
     for (const procs of readers.values()) await Promise.all(procs.map((p) => p.end()));
@@ -697,14 +773,19 @@ async function main() {
     }
     const loadBefore = loadAverage();
     const skipped = { skipped: `--only ${ONLY}` };
-    const one = runs('read') ? await readSignalOne(sides) : skipped;
-    const fifty = runs('read') ? await readSignalFifty(sides) : skipped;
+    let afterStart: Record<string, unknown> = skipped;
+    let one: Record<string, unknown> = skipped;
+    let fifty: Record<string, unknown> = skipped;
     let oneC: Record<string, unknown> = skipped;
     let fiftyC: Record<string, unknown> = skipped;
     if (runs('read')) {
       const built = buildCReadClient(work);
-      oneC = 'path' in built ? await readSignalOneC(sides, built.path) : built;
-      fiftyC = 'path' in built ? await readSignalFiftyC(sides, built.path) : built;
+      const cClient = 'path' in built ? built.path : undefined;
+      afterStart = await readSignalAfterStart(sides, cClient);
+      oneC = cClient ? await readSignalOneC(sides, cClient) : built;
+      fiftyC = cClient ? await readSignalFiftyC(sides, cClient) : built;
+      one = await readSignalOne(sides);
+      fifty = await readSignalFifty(sides);
     }
     let burst: Record<string, unknown> = skipped;
     let paused: Record<string, unknown> = skipped;
@@ -800,6 +881,7 @@ async function main() {
           ...(GEOPM_REF ? {} : { note: 'GEOPM_REF is not set: joulegate side only, no ratios' }),
           ratio_is: 'joulegate / GEOPM (below 1: joulegate takes less)',
           load_average_1min: { before: loadBefore, after: loadAverage() },
+          read_signal_after_daemon_start: afterStart,
           read_signal_1_client: one,
           read_signal_1_c_client: oneC,
           read_signal_50_clients: fifty,

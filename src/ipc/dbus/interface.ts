@@ -190,16 +190,25 @@ function specOf(method: MethodName): MethodSpec {
   return METHODS[method];
 }
 
+const signatureOf = (args: readonly Arg[]) => args.map((x) => x.type).join('');
+
+/**
+ * Each method's input and output signatures, joined once: the daemon compares and encodes them
+ * on every call, and a string built per call would also be garbage per call.
+ */
+const SIGNATURES = new Map<MethodName, { in: string; out: string }>(
+  METHOD_NAMES.map((name) => {
+    const spec = specOf(name);
+    return [name, { in: signatureOf(spec.in), out: signatureOf(spec.out) }];
+  }),
+);
+
 export function inSignature(method: MethodName): string {
-  return specOf(method)
-    .in.map((x) => x.type)
-    .join('');
+  return SIGNATURES.get(method)!.in;
 }
 
 export function outSignature(method: MethodName): string {
-  return specOf(method)
-    .out.map((x) => x.type)
-    .join('');
+  return SIGNATURES.get(method)!.out;
 }
 
 type ValuesOf<Args extends readonly Arg[]> = {
