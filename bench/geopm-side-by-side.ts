@@ -43,7 +43,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
 import { memoryOf } from './memory.js';
-import { argValue, importDist, percentiles, requireBuiltDist, startBus, startDaemon } from './shipped.js';
+import {
+  argValue,
+  firstLine,
+  importDist,
+  percentiles,
+  requireBuiltDist,
+  SERVICE_SESSIONS,
+  startBus,
+  startDaemon,
+} from './shipped.js';
 
 requireBuiltDist('geopm-side-by-side');
 const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
@@ -369,26 +378,63 @@ async function readSignalOne(sides: Side[]) {
   }
 }
 
+/** The C programs that talk D-Bus through sd-bus: the read client and the floor daemon. */
+interface CPrograms {
+  client: string;
+  floorDaemon: string;
+}
+
 /**
- * The C client (bench/c/dbus_read_client.c, sd-bus) built into `dir`, or why it could not be:
- * it needs gcc and sd-bus's headers (Debian's libsystemd-dev, which GEOPM's build needs too).
+ * bench/c/dbus_read_client.c and bench/c/dbus_floor_daemon.c built into `dir`, or why they
+ * could not be: they need gcc and sd-bus's headers (Debian's libsystemd-dev, which GEOPM's build
+ * needs too).
  */
-function buildCReadClient(dir: string): { path: string } | { skipped: string } {
-  const path = join(dir, 'dbus_read_client');
-  const r = spawnSync(
-    'gcc',
-    ['-O2', '-Wall', '-o', path, join(REPO, 'bench/c/dbus_read_client.c'), '-lsystemd'],
-    { encoding: 'utf8' },
-  );
-  if (r.error || r.status !== 0)
-    return {
-      skipped: `no C client: gcc with sd-bus (libsystemd-dev) failed: ${(r.stderr || String(r.error)).trim().split('\n')[0]}`,
-    };
-  return { path };
+function buildCPrograms(dir: string): CPrograms | { skipped: string } {
+  const built = { client: join(dir, 'dbus_read_client'), floorDaemon: join(dir, 'dbus_floor_daemon') };
+  for (const [path, source] of [
+    [built.client, 'dbus_read_client.c'],
+    [built.floorDaemon, 'dbus_floor_daemon.c'],
+  ] as const) {
+    const r = spawnSync('gcc', ['-O2', '-Wall', '-o', path, join(REPO, 'bench/c', source), '-lsystemd'], {
+      encoding: 'utf8',
+    });
+    if (r.error || r.status !== 0)
+      return {
+        skipped: `no C client: gcc with sd-bus (libsystemd-dev) failed on ${source}: ${(r.stderr || String(r.error)).trim().split('\n')[0]}`,
+      };
+  }
+  return built;
+}
+
+/** A D-Bus peer the C client can call: a side, or the floor daemon. */
+interface Callee {
+  kind: string;
+  address: string;
+}
+
+/**
+ * The floor daemon (bench/c/dbus_floor_daemon.c: answers at once, no work, no state) on a bus
+ * of its own, each in a session of its own as the daemons are.
+ */
+async function startFloorDaemon(work: string, path: string): Promise<Callee & { stop(): Promise<void> }> {
+  const dir = join(work, 'floor');
+  mkdirSync(dir, { mode: 0o755 });
+  const bus = await startBus(dir);
+  const daemon = spawn(path, [bus.address], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: SERVICE_SESSIONS,
+  });
+  try {
+    await firstLine(daemon, 'stdout', /^ready/);
+  } catch (err) {
+    await bus.stop(daemon);
+    throw new Error(`floor daemon: ${(err as Error).message}`);
+  }
+  return { kind: 'floor', address: bus.address, stop: () => bus.stop(daemon) };
 }
 
 /** The C client's timings of one run against `side`, by kind ("r" ReadSignal, "p" bus Ping), µs. */
-function runCClient(client: string, side: Side, args: string[]): (kind: 'r' | 'p') => number[] {
+function runCClient(client: string, side: Callee, args: string[]): (kind: 'r' | 'p') => number[] {
   const r = spawnSync(client, [side.address, ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${side.kind}: C client exited ${r.status}: ${r.stderr.trim()}`);
   const lines = r.stdout.split('\n');
@@ -467,32 +513,65 @@ async function nodeClientCalls(side: Side, calls: number): Promise<number[]> {
 /**
  * ReadSignal p50/p99 of 1 client that adds no tail of its own: the C client, one process per
  * round (interleaved), with a bus Ping after each call as the bus's own floor. A Node.js client
- * (above) adds its own waits to both daemons' tails alike, which pulls the p99 ratio towards 1.
+ * adds its own JIT warm-up to both daemons' tails alike (see readSignalAfterStart). Each round
+ * also times the floor daemon right after joulegated: what any daemon's call costs on this
+ * machine before the daemon does any work.
  */
-async function readSignalOneC(sides: Side[], client: string) {
+async function readSignalOneC(sides: Side[], c: CPrograms, floor: Callee) {
   const rounds = 6;
+  const args = [String(C_CALLS / rounds), '200'];
   const pings = new Map<Kind, number[]>();
+  const floorUs: number[] = [];
   const out = await figure(
     sides,
     rounds,
     async (side) => {
-      const us = runCClient(client, side, [String(C_CALLS / rounds), '200']);
+      const us = runCClient(c.client, side, args);
       pings.set(side.kind, [...(pings.get(side.kind) ?? []), ...us('p')]);
+      if (side.kind === 'joulegate') floorUs.push(...runCClient(c.client, floor, args)('r'));
       return us('r');
     },
     withTailShare,
     { calls_each: C_CALLS, client: 'bench/c/dbus_read_client.c (sd-bus, blocking calls)' },
   );
   out.bus_ping_floor = Object.fromEntries([...pings].map(([kind, us]) => [kind, percentiles(us, 1)]));
+  out.daemon_floor = withFloor(floorUs, out);
   return out;
 }
 
 /** 50 C clients of each side, a process and a session each, 40 back-to-back calls each per round. */
-async function readSignalFiftyC(sides: Side[], client: string) {
-  return figure(sides, 6, async (side) => runCClient(client, side, ['40', '20', '50'])('r'), withTailShare, {
-    clients: 50,
-    how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
-  });
+async function readSignalFiftyC(sides: Side[], c: CPrograms, floor: Callee) {
+  const args = ['40', '20', '50'];
+  const floorUs: number[] = [];
+  const out = await figure(
+    sides,
+    6,
+    async (side) => {
+      if (side.kind === 'joulegate') floorUs.push(...runCClient(c.client, floor, args)('r'));
+      return runCClient(c.client, side, args)('r');
+    },
+    withTailShare,
+    {
+      clients: 50,
+      how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
+    },
+  );
+  out.daemon_floor = withFloor(floorUs, out);
+  return out;
+}
+
+/**
+ * The floor daemon's figure (bench/c/dbus_floor_daemon.c, timed in the same rounds) and its p99
+ * as a share of GEOPM's: above 0.5, no daemon could show half GEOPM's p99 in that run.
+ */
+function withFloor(us: number[], figureOut: Record<string, unknown>) {
+  const floor = withTailShare(us);
+  const geopm = figureOut.geopm as { p99_us: number } | undefined;
+  return {
+    how: 'bench/c/dbus_floor_daemon.c on a bus of its own, in the same rounds: a service that answers at once with no work of its own (the cost of the bus crossings and wakeups any daemon pays)',
+    ...floor,
+    ...(geopm ? { p99_over_geopm_p99: round(floor.p99_us / geopm.p99_us) } : {}),
+  };
 }
 
 /** 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each. */
@@ -785,11 +864,18 @@ async function main() {
     let oneC: Record<string, unknown> = skipped;
     let fiftyC: Record<string, unknown> = skipped;
     if (runs('read')) {
-      const built = buildCReadClient(work);
-      const cClient = 'path' in built ? built.path : undefined;
-      afterStart = await readSignalAfterStart(sides, cClient);
-      oneC = cClient ? await readSignalOneC(sides, cClient) : built;
-      fiftyC = cClient ? await readSignalFiftyC(sides, cClient) : built;
+      const built = buildCPrograms(work);
+      afterStart = await readSignalAfterStart(sides, 'skipped' in built ? undefined : built.client);
+      if ('skipped' in built) oneC = fiftyC = built;
+      else {
+        const floor = await startFloorDaemon(work, built.floorDaemon);
+        try {
+          oneC = await readSignalOneC(sides, built, floor);
+          fiftyC = await readSignalFiftyC(sides, built, floor);
+        } finally {
+          await floor.stop();
+        }
+      }
       one = await readSignalOne(sides);
       fifty = await readSignalFifty(sides);
     }

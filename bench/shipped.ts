@@ -95,7 +95,7 @@ export function percentiles(samples: number[], digits = 3): { p50_us: number; p9
  * one session's share, as no deployed daemon does. JOULEGATE_BENCH_SAME_SESSION=1 keeps them in
  * the bench's session (to compare).
  */
-const SERVICE_SESSIONS = process.env.JOULEGATE_BENCH_SAME_SESSION !== '1';
+export const SERVICE_SESSIONS = process.env.JOULEGATE_BENCH_SAME_SESSION !== '1';
 
 export interface RunningDaemon {
   /** The private bus's address, for clients. */
