@@ -1,17 +1,15 @@
 // Concurrent D-Bus clients for bench/dbus.ts: `connections` connections of this process each open
-// a session and make `warm` untimed calls (default 20; a few thousand in all also warm this
-// process's own JIT, as bench/geopm-side-by-side.ts wants); then, for each line "read" or "ping"
-// on stdin, every connection makes `calls` back-to-back PlatformReadSignal("TIME", board, 0) calls
-// (or Peer.Pings), all connections at once, and the process prints {"us":[...]} (each call's
-// latency, µs). Env: DBUS_SYSTEM_BUS_ADDRESS.
+// a session; then, for each line "read" or "ping" on stdin, every connection makes `calls`
+// back-to-back PlatformReadSignal("TIME", board, 0) calls (or Peer.Pings), all connections at
+// once, and the process prints {"us":[...]} (each call's latency, µs). Env: DBUS_SYSTEM_BUS_ADDRESS.
 import { createInterface } from 'node:readline';
 import { GeopmClient } from '../dist/ipc/geopm-client.js';
 
-const [connections, calls, warm = 20] = process.argv.slice(2).map(Number);
+const [connections, calls] = process.argv.slice(2).map(Number);
 const clients = await Promise.all(Array.from({ length: connections }, () => GeopmClient.connect()));
 for (const c of clients) {
   await c.platformOpenSession();
-  for (let k = 0; k < warm; k++) await c.platformReadSignal('TIME', 0, 0);
+  for (let k = 0; k < 20; k++) await c.platformReadSignal('TIME', 0, 0);
 }
 process.stdout.write('{"ready":true}\n');
 for await (const line of createInterface({ input: process.stdin })) {

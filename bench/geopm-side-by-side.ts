@@ -73,7 +73,7 @@ const CPU_ROUNDS = argValue('--cpu-rounds', 1);
 const WARM_UP_CALLS = argValue('--warm-up', 10_000);
 /** Batches of 50 new clients each fresh daemon serves after those calls (see readSignalAfterStart). */
 const WARM_UP_CONNECTIONS = 4;
-/** Calls that warm the bench's own Node.js client on each side before its rounds. */
+/** Calls per side in untimed rounds that warm the Node.js clients before their timed ones. */
 const NODE_CLIENT_WARM_UP = 5000;
 const ONE_SHOTS = 10;
 const PARTS = ['read', 'starts', 'cpu', 'one-shot'] as const;
@@ -324,15 +324,12 @@ async function readSignalOne(sides: Side[]) {
   for (const side of sides) {
     const client = await GeopmClient.connect({ address: side.address });
     await client.platformOpenSession();
-    // The first side's calls also warm this client's own JIT (see readSignalAfterStart).
-    for (let k = 0; k < NODE_CLIENT_WARM_UP; k++) await client.platformReadSignal('TIME', 0, 0);
     clients.set(side.kind, client);
   }
   // The machine's own tail for a D-Bus round trip: a Ping that each side's dbus-daemon answers
   // itself, timed in the same rounds (no daemon behind it).
   const buses = new Map<Kind, Bus>();
   for (const side of sides) buses.set(side.kind, await DBusConnection.connect(side.address));
-  const busPings = new Map<Kind, number[]>();
   const busPing = (bus: Bus) =>
     bus.call({
       destination: 'org.freedesktop.DBus',
@@ -341,27 +338,37 @@ async function readSignalOne(sides: Side[]) {
       member: 'Ping',
     });
   const rounds = 6;
+  /** One round: each call timed, then a bus Ping timed. */
+  const round = async (side: Side) => {
+    const client = clients.get(side.kind)!;
+    const bus = buses.get(side.kind)!;
+    const us: number[] = [];
+    const pings: number[] = [];
+    for (let k = 0; k < CALLS / rounds; k++) {
+      let t = performance.now();
+      await client.platformReadSignal('TIME', 0, 0);
+      us.push((performance.now() - t) * 1000);
+      t = performance.now();
+      await busPing(bus);
+      pings.push((performance.now() - t) * 1000);
+    }
+    return { us, pings };
+  };
   try {
+    // Untimed rounds of the same code first: this client's JIT compiles the code it times while
+    // it runs, and the first side's rounds would pay for both (see readSignalAfterStart).
+    for (const side of sides)
+      for (let done = 0; done < NODE_CLIENT_WARM_UP; done += CALLS / rounds) await round(side);
+    const busPings = new Map<Kind, number[]>();
     const out = await figure(
       sides,
       rounds,
       async (side) => {
-        const client = clients.get(side.kind)!;
-        const bus = buses.get(side.kind)!;
-        const us: number[] = [];
-        const pings: number[] = busPings.get(side.kind) ?? [];
-        busPings.set(side.kind, pings);
-        for (let k = 0; k < CALLS / rounds; k++) {
-          let t = performance.now();
-          await client.platformReadSignal('TIME', 0, 0);
-          us.push((performance.now() - t) * 1000);
-          t = performance.now();
-          await busPing(bus);
-          pings.push((performance.now() - t) * 1000);
-        }
+        const { us, pings } = await round(side);
+        busPings.set(side.kind, [...(busPings.get(side.kind) ?? []), ...pings]);
         return us;
       },
-      (us) => percentiles(us, 1),
+      withTailShare,
       { calls_each: CALLS, name: 'PlatformReadSignal("TIME", board, 0)' },
     );
     out.bus_ping_floor = {
@@ -580,26 +587,24 @@ async function readSignalFifty(sides: Side[]) {
   for (const side of sides) {
     const env = ['env', `DBUS_SYSTEM_BUS_ADDRESS=${side.address}`];
     const procs = Array.from({ length: 5 }, () =>
-      LineProcess.start(env, join(REPO, 'bench/dbus-readers.mjs'), ['10', '40', '300']),
+      LineProcess.start(env, join(REPO, 'bench/dbus-readers.mjs'), ['10', '40']),
     );
     readers.set(side.kind, procs);
     await Promise.all(procs.map((p) => p.next()));
   }
+  /** One round: every connection of every reader makes its 40 calls at once; each call's µs. */
+  const round = async (side: Side) => {
+    const procs = readers.get(side.kind)!;
+    for (const p of procs) p.send('read');
+    return (await Promise.all(procs.map((p) => p.next<{ us: number[] }>()))).flatMap((o) => o.us);
+  };
   try {
-    return await figure(
-      sides,
-      6,
-      async (side) => {
-        const procs = readers.get(side.kind)!;
-        for (const p of procs) p.send('read');
-        return (await Promise.all(procs.map((p) => p.next<{ us: number[] }>()))).flatMap((o) => o.us);
-      },
-      (us) => percentiles(us, 1),
-      {
-        clients: 50,
-        how: '5 processes x 10 connections, each process warmed by 3000 calls, then 40 back-to-back calls each per round',
-      },
-    );
+    // Untimed rounds first, as readSignalOne does: 400 calls per reader process each.
+    for (const side of sides) for (let done = 0; done < NODE_CLIENT_WARM_UP; done += 400) await round(side);
+    return await figure(sides, 6, round, withTailShare, {
+      clients: 50,
+      how: `5 processes x 10 connections, ${NODE_CLIENT_WARM_UP} calls per process in untimed rounds, then 40 back-to-back calls per connection per round`,
+    });
   } finally {
     for (const procs of readers.values()) await Promise.all(procs.map((p) => p.end()));
   }
