@@ -54,6 +54,12 @@ import {
   startDaemon,
 } from './shipped.js';
 
+/** A bad argument: one line and exit status 2. */
+function usage(message: string): never {
+  process.stderr.write(`bench/geopm-side-by-side: ${message}\n`);
+  process.exit(2);
+}
+
 requireBuiltDist('geopm-side-by-side');
 const { GeopmClient } = await importDist<typeof import('../src/ipc/geopm-client.js')>('ipc/geopm-client.js');
 const { DBusConnection } =
@@ -75,11 +81,13 @@ const WARM_UP_CALLS = argValue('--warm-up', 10_000);
 const WARM_UP_CONNECTIONS = 4;
 /** Calls per side in untimed rounds that warm the Node.js clients before their timed ones. */
 const NODE_CLIENT_WARM_UP = 5000;
+if (!(WARM_UP_CALLS >= 1000 && C_CALLS >= 6))
+  usage('--warm-up takes 1000 calls or more, --c-calls 6 or more (6 rounds)');
 const ONE_SHOTS = 10;
 const PARTS = ['read', 'starts', 'cpu', 'one-shot'] as const;
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 if (ONLY !== undefined && !(PARTS as readonly string[]).includes(ONLY))
-  throw new Error(`--only takes ${PARTS.join(', ')}, not ${ONLY}`);
+  usage(`--only takes ${PARTS.join(', ')}, not ${ONLY}`);
 const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY === part;
 const NOBODY = 65534;
 
