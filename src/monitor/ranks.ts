@@ -1,13 +1,12 @@
 import {
-  closeSync,
+  linkSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmdirSync,
   rmSync,
-  writeSync,
+  writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,18 +14,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileAtomic } from '../platform/atomic-file.js';
 import { errorMessage } from '../platform/errors.js';
 import { processExists } from '../platform/process.js';
+import { sleepSync } from '../platform/sleep-sync.js';
 import type { AppExit, RankMember, RanksInfo, RegionEvent } from './model/report-model.js';
 
 /*
  * Several monitors of one job on one node (`srun -n 8 joulegate monitor …`, `mpirun -n 4 …`)
  * measure the node once. They meet in a directory per user, job and host: each registers
- * (members/<pid>), and the first to create `sampler` (O_EXCL) samples the node; the others sample
- * nothing and, when their app exits, leave its times, exit and region events in done/<pid>. The
- * sampler keeps sampling after its own app has exited until every member is done (or dead),
- * takes their regions into its report, closes the directory's election (renames `sampler`) and
- * removes what the ranks it collected left there, and the directories once they are empty.
- * Times are CLOCK_MONOTONIC ms (clock.ts), which every process of the node shares. See
- * docs/monitor.md ("Several ranks on one node").
+ * (members/<pid>), and the first to create `sampler` (linked whole: createComplete) samples the
+ * node; the others sample nothing and, when their app exits, leave its times, exit and region
+ * events in done/<pid>. The sampler keeps sampling after its own app has exited until every
+ * member is done (or dead), takes their regions into its report, closes the directory's election
+ * (renames `sampler`) and removes what the ranks it collected left there, and the directories
+ * once they are empty. Times are CLOCK_MONOTONIC ms (clock.ts), which every process of the node
+ * shares. See docs/monitor.md ("Several ranks on one node").
  */
 
 /** How one monitor process of a parallel job is known. */
@@ -94,6 +94,44 @@ function readJson<T>(path: string): T | undefined {
   }
 }
 
+/** How long a sampler claim that cannot be read is waited for before it is taken over. */
+const CLAIM_READ_WAIT_MS = 2000;
+
+/**
+ * Creates `path` holding `contents` unless it exists (EEXIST), never visible half-written: the
+ * contents go to a file of this process first, which is then linked to `path`. (An O_EXCL create
+ * followed by a write let a rank starting at the same moment read the claim empty.)
+ */
+function createComplete(path: string, contents: string): void {
+  const temp = `${path}.new-${process.pid}`;
+  writeFileSync(temp, contents, { mode: 0o600 });
+  try {
+    linkSync(temp, path);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/**
+ * The sampler claim at `path`: its holder; 'gone' when there is no claim (closed meanwhile); or
+ * undefined when it stays unreadable for CLAIM_READ_WAIT_MS (not one this version writes).
+ */
+function readClaim(path: string): { rank: string; pid: number } | 'gone' | undefined {
+  const deadline = Date.now() + CLAIM_READ_WAIT_MS;
+  for (;;) {
+    try {
+      const holder = JSON.parse(readFileSync(path, 'utf8')) as { rank?: unknown; pid?: unknown };
+      if (typeof holder.rank === 'string' && Number.isInteger(holder.pid))
+        return { rank: holder.rank, pid: holder.pid as number };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    }
+    if (Date.now() >= deadline) return undefined;
+    // The election runs before the app starts, synchronously: a short blocking pause.
+    sleepSync(10);
+  }
+}
+
 /** One monitor's part in its node's election. */
 export class NodeRanks {
   readonly role: 'sampler' | 'contributor';
@@ -127,26 +165,25 @@ export class NodeRanks {
       }
     }
     const claim = join(dir, 'sampler');
+    let tookOver: string | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const fd = openSync(claim, 'wx', 0o600);
-        writeSync(fd, JSON.stringify(me));
-        closeSync(fd);
+        createComplete(claim, JSON.stringify(me));
+        if (tookOver) notes.push(tookOver);
         return new NodeRanks(id, dir, 'sampler', me, notes);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const holder = readJson<{ rank: string; pid: number }>(claim);
-      // A claim being written (not yet readable) is a live sampler's.
-      if (holder === undefined || processExists(holder.pid)) {
-        if (holder !== undefined) return new NodeRanks(id, dir, 'contributor', holder, notes);
-        continue;
-      }
-      notes.push(
-        `the node's sampler rank ${holder.rank} (pid ${holder.pid}) had ended without closing; this rank took over`,
-      );
+      const holder = readClaim(claim);
+      if (holder === 'gone') continue; // its sampler closed the election meanwhile
+      if (holder !== undefined && processExists(holder.pid))
+        return new NodeRanks(id, dir, 'contributor', holder, notes);
       try {
-        renameSync(claim, join(dir, `sampler.dead-${holder.pid}`));
+        renameSync(claim, join(dir, `sampler.dead-${holder?.pid ?? 'unreadable'}`));
+        tookOver =
+          holder === undefined
+            ? `the node's sampler claim could not be read for ${CLAIM_READ_WAIT_MS} ms; this rank took over`
+            : `the node's sampler rank ${holder.rank} (pid ${holder.pid}) had ended without closing; this rank took over`;
       } catch {
         // Another rank took it over first: try again.
       }
@@ -222,8 +259,10 @@ export class NodeRanks {
     for (const pid of [...pids, this.pid]) {
       for (const sub of ['members', 'done']) rmSync(join(this.dir, sub, String(pid)), { force: true });
     }
+    // A rank that died while it wrote its claim leaves sampler.new-<pid> (createComplete).
+    const leftBy = new Set([...pids, this.pid].map((pid) => `sampler.new-${pid}`));
     for (const name of this.entries(this.dir))
-      if (name === `sampler.closed-${this.pid}` || name.startsWith('sampler.dead-'))
+      if (name === `sampler.closed-${this.pid}` || name.startsWith('sampler.dead-') || leftBy.has(name))
         rmSync(join(this.dir, name), { force: true });
     for (const dir of [join(this.dir, 'members'), join(this.dir, 'done'), this.dir, dirname(this.dir)]) {
       try {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -12,7 +14,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { combineReports } from '../../src/cluster/job-report/from-reports.js';
 import type { Report } from '../../src/monitor/model/report-model.js';
-import { rankIdentity } from '../../src/monitor/ranks.js';
+import { NodeRanks, rankIdentity } from '../../src/monitor/ranks.js';
 import { runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { until } from '../helpers/poll.js';
@@ -243,5 +245,52 @@ describe('several ranks of one job on one node', () => {
     assert.equal(report.ranks!.role, 'sampler');
     assert.match(report.ranks!.notes.join('\n'), /had ended without closing; this rank took over/);
     assert.ok(Number.isFinite(report.rounds[0]!.metrics.host.energy));
+  });
+});
+
+describe("the node's sampler election", () => {
+  const id = { key: 'key-election', rank: '1', source: 'test' };
+  /** A meeting directory whose `sampler` claim exists but is still empty, as while it is written. */
+  function withEmptyClaim(): string {
+    const dir = join(tempDir(), 'meeting');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'sampler'), '');
+    return dir;
+  }
+
+  it('a claim still being written is waited for: the rank joins that sampler', async () => {
+    const dir = withEmptyClaim();
+    // Another process completes the claim a little later, naming this (live) process as sampler.
+    const writer = spawn(process.execPath, [
+      '-e',
+      `setTimeout(() => { const fs = require('node:fs'); fs.writeFileSync(process.argv[1] + '.w', process.argv[2]); fs.renameSync(process.argv[1] + '.w', process.argv[1]); }, 200)`,
+      join(dir, 'sampler'),
+      JSON.stringify({ rank: '0', pid: process.pid }),
+    ]);
+    const exited = new Promise((resolve) => writer.once('exit', resolve));
+    try {
+      const ranks = NodeRanks.join(id, dir);
+      assert.equal(ranks.role, 'contributor');
+      assert.deepEqual(ranks.sampler, { rank: '0', pid: process.pid });
+      assert.deepEqual(ranks.notes, []);
+    } finally {
+      await exited;
+    }
+  });
+
+  it('a claim that stays unreadable is taken over after a wait, and the report says so', () => {
+    const dir = withEmptyClaim();
+    const started = Date.now();
+    const ranks = NodeRanks.join(id, dir);
+    assert.ok(Date.now() - started >= 2000, 'waited for the claim to be written');
+    assert.equal(ranks.role, 'sampler');
+    assert.match(ranks.notes.join('\n'), /claim could not be read for 2000 ms; this rank took over/);
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'sampler'), 'utf8')), { rank: '1', pid: process.pid });
+    assert.ok(existsSync(join(dir, 'sampler.dead-unreadable')));
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.startsWith('sampler.new-')),
+      [],
+      'no file of the claim left behind',
+    );
   });
 });

@@ -2,6 +2,7 @@ import { chownSync, closeSync, constants, open, openSync, readSync, unlinkSync, 
 import { promisify } from 'node:util';
 import { JoulegateError } from '../../platform/errors.js';
 import { errnoValue, type Libc, lastErrno, libc, SystemCallError } from '../../platform/libc.js';
+import { sleepSync } from '../../platform/sleep-sync.js';
 import { fifoPath } from './protocol.js';
 
 /** After a failed read(2) or write(2): returns if it was interrupted (retry), else throws. */
@@ -240,9 +241,4 @@ export class StatusChannel {
     }
     return channel;
   }
-}
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-function sleepSync(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
 }
