@@ -15,6 +15,7 @@ import { describe, it } from 'node:test';
 import { combineReports } from '../../src/cluster/job-report/from-reports.js';
 import type { Report } from '../../src/monitor/model/report-model.js';
 import { NodeRanks, rankIdentity } from '../../src/monitor/ranks.js';
+import { processExists } from '../../src/platform/process.js';
 import { runCli } from '../helpers/cli.js';
 import { onlyFile, readReport } from '../helpers/hdf5-reports.js';
 import { until } from '../helpers/poll.js';
@@ -215,6 +216,8 @@ describe('several ranks of one job on one node', () => {
     const { ctl, xdg, runs } = o;
     const claim = samplerClaim(xdg);
     process.kill(claim.pid, 'SIGKILL');
+    // SIGKILL returns before the process has ended; a loaded machine may let the others finish first.
+    await until('the killed sampler has ended', () => !processExists(claim.pid), 30_000, 10);
     // Its app is left running (as after a crash of the monitor alone): let every app go.
     for (const r of [0, 1, 2]) writeFileSync(join(ctl, `stop-${r}`), '');
     const results = await Promise.all(runs);
