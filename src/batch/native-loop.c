@@ -28,6 +28,7 @@ enum { AGG_SUM = 0, AGG_AVERAGE = 1, AGG_MIN = 6, AGG_MAX = 7, AGG_SELECT_FIRST 
 #define JG_END_OF_STREAM (-1)
 #define JG_READ_FOR_JS (-2)
 #define JG_BAD_PLAN (-3)
+#define JG_QUOTA_ANSWERED (-4)
 /* JG_READ_ERROR - errno / JG_WRITE_ERROR - errno: read(2) or write(2) on a FIFO failed. */
 #define JG_READ_ERROR (-1000)
 #define JG_WRITE_ERROR (-2000)
@@ -169,12 +170,13 @@ static int write_message(int fd, unsigned char byte) {
  * buffer + 64 (the shared signal buffer's doubles, after its header). Returns the first other
  * message byte, JG_END_OF_STREAM, JG_READ_FOR_JS (an `r` was taken and not answered: nothing of
  * it is stored), JG_BAD_PLAN (an index out of its arrays; nothing read), or JG_READ_ERROR /
- * JG_WRITE_ERROR - errno. *served counts the samples answered
- * here.
+ * JG_WRITE_ERROR - errno, or JG_QUOTA_ANSWERED once it has answered `quota` samples (the server
+ * then looks at where it runs and calls again). *served counts the samples answered here.
  */
 int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_count,
                    const int32_t *slot_signal, const struct jg_signal *signals, int32_t signal_count,
-                   const struct jg_read *reads, int32_t read_count, double *sampled, uint64_t *served) {
+                   const struct jg_read *reads, int32_t read_count, double *sampled, uint64_t *served,
+                   uint32_t quota) {
     /* The plan comes from the server's own code; checked once so that no index leaves it. */
     for (int32_t i = 0; i < slot_count; i++)
         if (slot_signal[i] < 0 || slot_signal[i] >= signal_count) return JG_BAD_PLAN;
@@ -211,7 +213,10 @@ int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_co
         for (i = 0; i < slot_count; i++) values[i] = sampled[slot_signal[i]];
         result = write_message(out_fd, MESSAGE_CONTINUE);
         if (result != 0) break;
-        answered++;
+        if (++answered == quota) {
+            result = JG_QUOTA_ANSWERED;
+            break;
+        }
     }
     *served += answered;
     return result;

@@ -1,11 +1,12 @@
 import { unlinkSync } from 'node:fs';
-import { bufferPath, Message, type ServerStart } from '../ipc/batch/protocol.js';
+import { bufferPath, FOLLOW_CLIENT_ENV, Message, type ServerStart } from '../ipc/batch/protocol.js';
 import { SharedBuffer } from '../ipc/batch/shared-buffer.js';
 import { END_OF_STREAM, StatusChannel } from '../ipc/batch/status-fifo.js';
 import type { DomainType } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { ANSWER_IN_JS, CLIENT_GONE, NativeSampler } from './native-loop.js';
+import { ANSWER_IN_JS, CLIENT_GONE, NativeSampler, QUOTA_DONE } from './native-loop.js';
+import { ClientPlacement, SAMPLES_BETWEEN_LOOKS } from './placement.js';
 
 /** What a batch server needs from PlatformIO (the server owns its own instance). */
 export type BatchIO = Pick<
@@ -38,12 +39,17 @@ export class BatchServer {
   private channel?: StatusChannel;
   /** The native loop for this batch's reads, or why it samples in JavaScript. */
   private readonly native: NativeSampler | string;
+  /** Keeps the serving thread next to the client (placement.ts); off with FOLLOW_CLIENT_ENV=0. */
+  private readonly placement?: ClientPlacement;
 
   constructor(
     private readonly pio: BatchIO,
     private readonly config: BatchServerConfig,
     private readonly log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+    env: NodeJS.ProcessEnv = process.env,
   ) {
+    if (env[FOLLOW_CLIENT_ENV] !== '0' && /^[1-9]\d*$/.test(config.key))
+      this.placement = new ClientPlacement(Number(config.key), log);
     // Pushing validates names, domains and indices before any file exists.
     const distinct = new Map<string, number>();
     const handles: number[] = [];
@@ -69,11 +75,15 @@ export class BatchServer {
   /** Reads answered here in JavaScript (every read without the native loop). */
   private javascriptReads = 0;
 
-  /** Which loop answered this batch's reads: for the daemon's log, and tests. */
-  get sampling(): { nativeReads: number; javascriptReads: number; whyNotNative?: string } {
+  /**
+   * Which loop answered this batch's reads, and how often the server moved next to its client:
+   * for the daemon's log, and tests.
+   */
+  get sampling(): { nativeReads: number; javascriptReads: number; whyNotNative?: string; moves: number } {
+    const moves = this.placement?.moves ?? 0;
     if (typeof this.native === 'string')
-      return { nativeReads: 0, javascriptReads: this.javascriptReads, whyNotNative: this.native };
-    return { nativeReads: this.native.served, javascriptReads: this.javascriptReads };
+      return { nativeReads: 0, javascriptReads: this.javascriptReads, whyNotNative: this.native, moves };
+    return { nativeReads: this.native.served, javascriptReads: this.javascriptReads, moves };
   }
 
   /** Creates the shared buffers and FIFOs for the client; after this the client may connect. */
@@ -124,9 +134,10 @@ export class BatchServer {
       let message = channel.receive();
       // The client maps the buffers before its first message; nobody else needs the names.
       this.removeFiles();
+      this.placement?.follow();
       for (; ; message = this.next(channel)) {
         if (message === Message.Read) {
-          this.javascriptReads++;
+          if (++this.javascriptReads % SAMPLES_BETWEEN_LOOKS === 0) this.placement?.follow();
           // A batch that every backend read synchronously (sysfs, procfs, TIME, …) awaits
           // nothing: the loop stays in this function, with no promise or microtask per sample.
           let failure: unknown;
@@ -161,12 +172,18 @@ export class BatchServer {
 
   /**
    * The next message. With the native loop, its `r` messages are answered in C until another
-   * comes (or one whose read needs JavaScript: then that `r` is returned and answered here).
+   * comes (or one whose read needs JavaScript: then that `r` is returned and answered here),
+   * with a look at the server's placement every SAMPLES_BETWEEN_LOOKS samples.
    */
   private next(channel: StatusChannel): number {
     const buffer = this.signalBuffer;
     if (typeof this.native === 'string' || !buffer) return channel.receive();
-    const message = this.native.serve(channel.fds, buffer.address, this.signalSlots);
+    const quota = this.placement ? SAMPLES_BETWEEN_LOOKS : 0;
+    let message = this.native.serve(channel.fds, buffer.address, this.signalSlots, quota);
+    while (message === QUOTA_DONE) {
+      this.placement?.follow();
+      message = this.native.serve(channel.fds, buffer.address, this.signalSlots, quota);
+    }
     if (message === ANSWER_IN_JS) return Message.Read;
     return message === CLIENT_GONE ? END_OF_STREAM : message;
   }

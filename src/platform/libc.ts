@@ -11,6 +11,7 @@ import { loadKoffi } from './ffi.js';
  *   batch server polls (see PolledFile).
  * - Client processes: getsid, sysconf for the clock tick, and pidfd_open (through syscall) with
  *   poll and close, to learn with one system call whether a process has exited.
+ * - A batch server's placement next to its client: sched_getcpu and sched_get/setaffinity.
  * - The daemon's single-instance lock on its run directory: flock.
  * - NSS user and group lookups (getpw*_r, getgr*_r, getgrouplist), so LDAP/SSSD users resolve
  *   as they do at login.
@@ -36,6 +37,10 @@ export interface Libc {
   syscall(number: number, ...rest: unknown[]): number;
   poll(fds: Buffer, nfds: number, timeout: number): number;
   close(fd: number): number;
+  sched_getcpu(): number;
+  /** Of the calling thread with pid 0; `mask` is a CPU bit set of `size` bytes. */
+  sched_getaffinity(pid: number, size: number, mask: Buffer): number;
+  sched_setaffinity(pid: number, size: number, mask: Buffer): number;
   /**
    * The *_r lookups fill `out` (a `struct passwd` / `struct group` as an object). NSS may wait
    * on a network directory: `.async` runs a lookup on a worker thread.
@@ -85,6 +90,9 @@ export function libc(): Libc {
     syscall: lib.func('long syscall(long number, ...)'),
     poll: lib.func('int poll(void *fds, unsigned long nfds, int timeout)'),
     close: lib.func('int close(int fd)'),
+    sched_getcpu: lib.func('int sched_getcpu()'),
+    sched_getaffinity: lib.func('int sched_getaffinity(int pid, size_t size, _Out_ uint8_t *mask)'),
+    sched_setaffinity: lib.func('int sched_setaffinity(int pid, size_t size, const uint8_t *mask)'),
     getpwnam_r: nssLookup('getpwnam_r', 'const char *name', 'jg_passwd'),
     getpwuid_r: nssLookup('getpwuid_r', 'uint32_t uid', 'jg_passwd'),
     getgrnam_r: nssLookup('getgrnam_r', 'const char *name', 'jg_group'),

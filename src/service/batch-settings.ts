@@ -1,4 +1,4 @@
-import { NATIVE_LOOP_ENV } from '../ipc/batch/protocol.js';
+import { FOLLOW_CLIENT_ENV, NATIVE_LOOP_ENV } from '../ipc/batch/protocol.js';
 import { JoulegateError } from '../platform/errors.js';
 import type { BatchServerLimits } from './batch-port.js';
 
@@ -59,8 +59,10 @@ export function batchSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Batc
     settings[v.key] = Math.round(value * v.scale);
   }
   // Read by the servers themselves; checked here so that a typo stops the daemon, not a server.
-  const loop = env[NATIVE_LOOP_ENV];
-  if (loop !== undefined && loop !== '' && loop !== '0' && loop !== '1')
-    throw new JoulegateError(`${NATIVE_LOOP_ENV} must be 0 or 1, not "${loop}"`);
+  for (const name of [NATIVE_LOOP_ENV, FOLLOW_CLIENT_ENV]) {
+    const flag = env[name];
+    if (flag !== undefined && flag !== '' && flag !== '0' && flag !== '1')
+      throw new JoulegateError(`${name} must be 0 or 1, not "${flag}"`);
+  }
   return settings;
 }

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parseProcessStat } from '../../src/attribution/proc-stat.js';
 import { loadNativeLoop, NATIVE_LOOP_ENV, nativeLoopPath } from '../../src/batch/native-loop.js';
 import { type BatchRequest, bufferPath } from '../../src/ipc/batch/protocol.js';
+import { allowedCpus } from '../../src/platform/cpu-affinity.js';
 import { DomainType } from '../../src/platform/domains.js';
+import { libc } from '../../src/platform/libc.js';
 import { BatchServerLauncher } from '../../src/service/batch-launcher.js';
 import { CPUFREQ_KHZ, generateTree } from '../fixtures/generate.js';
 import { captureSysroot } from '../helpers/captures.js';
@@ -124,12 +128,80 @@ describe('batch server: the native sampling loop', { skip }, () => {
         1,
         new Float64Array(1),
         served,
+        0,
       );
     };
     assert.equal(args(1, 0), -3, 'a slot naming a signal that is not there');
     assert.equal(args(-1, 0), -3);
     assert.equal(args(0, 1), -3, "a signal whose reads run past the plan's");
     assert.equal(args(0, 0), -1000 - 9, 'read(2) on fd -1: EBADF');
+  });
+
+  test("the server moves next to its client's main thread at the first request", {
+    skip: allowedCpus().length < 2 && 'one CPU',
+  }, async () => {
+    const { client, server } = await started([TIME], []);
+    const lastCpu = (pid: number) =>
+      parseProcessStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')).processor;
+    // The client's main thread is held on a CPU other than the one the server waits on (a
+    // sleeping task keeps its CPU until it wakes).
+    const clientCpu = allowedCpus().find((cpu) => cpu !== lastCpu(server.serverPid))!;
+    const taskset = spawnSync('taskset', ['-p', '-c', String(clientCpu), String(client.pid)], {
+      env: { PATH: '/usr/bin:/bin' },
+    });
+    assert.equal(taskset.status, 0, String(taskset.stderr));
+    assert.equal((await client.send('read')).values!.length, 1);
+    // Answered, it waits for the next request where it answered: beside the client. (Where a
+    // CPU is idle, the kernel may put it there again at its next wake-up: that is its choice.)
+    assert.equal(lastCpu(server.serverPid), clientCpu);
+    assert.deepEqual(await client.send('quit'), { ok: true });
+    await server.exited;
+  });
+
+  test('returns after its quota of answers, and answers the rest when called again', () => {
+    const serve = loadNativeLoop({});
+    assert.equal(typeof serve, 'function', String(serve));
+    if (typeof serve !== 'function') return;
+    const dir = tempDir('joulegate-native-quota-');
+    const [requests, answers] = ['in', 'out'].map((name) => {
+      const path = join(dir, name);
+      assert.equal(libc().mkfifo(path, 0o600), 0);
+      return openSync(path, 'r+'); // read and write ends in one: no wait for a peer
+    }) as [number, number];
+    try {
+      const signal = Buffer.alloc(16);
+      signal.writeInt32LE(1, 4); // one read: reads[0], the clock
+      const buffer = Buffer.alloc(64 + 8);
+      const served = new BigUint64Array(1);
+      const call = (quota: number) =>
+        serve(
+          requests,
+          answers,
+          buffer,
+          1,
+          Int32Array.of(0),
+          signal,
+          1,
+          Buffer.alloc(24),
+          1,
+          new Float64Array(1),
+          served,
+          quota,
+        );
+      writeSync(requests, Buffer.from('rrrrrq'));
+      assert.equal(call(2), -4, 'two answered: the quota');
+      assert.equal(served[0], 2n);
+      assert.equal(call(2), -4);
+      assert.equal(call(2), 'q'.charCodeAt(0), 'one more answered, then the message it does not answer');
+      assert.equal(served[0], 5n);
+      const got = Buffer.alloc(16);
+      assert.equal(readSync(answers, got), 5);
+      assert.equal(got.toString('latin1', 0, 5), 'ccccc');
+      assert.ok(buffer.readDoubleLE(64) > 0, 'the clock was stored');
+    } finally {
+      closeSync(requests);
+      closeSync(answers);
+    }
   });
 
   test('stores the values the JavaScript loop stores, and hands JavaScript the reads it cannot be sure of', async () => {

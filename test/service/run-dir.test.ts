@@ -141,6 +141,7 @@ test('an invalid batch setting stops the daemon at start with one line naming it
     ['JOULEGATE_BATCH_STARTS_AT_ONCE', '1.5', 'an integer >= 0'],
     ['JOULEGATE_BATCH_CLIENTS_PER_SERVER', '0', 'an integer >= 1'],
     ['JOULEGATE_BATCH_NATIVE_LOOP', 'yes', '0 or 1'],
+    ['JOULEGATE_BATCH_FOLLOW_CLIENT', 'off', '0 or 1'],
   ] as const) {
     const outcome = await anotherDaemon({ [name]: value });
     assert.equal(outcome.code, 1);

@@ -115,3 +115,6 @@ export const ADMIT_LINE = 'admit';
  * them sample in JavaScript even where the native loop is built (docs/batch.md).
  */
 export const NATIVE_LOOP_ENV = 'JOULEGATE_BATCH_NATIVE_LOOP';
+
+/** Likewise: 0 leaves a batch server wherever the kernel runs it (no moving next to its client). */
+export const FOLLOW_CLIENT_ENV = 'JOULEGATE_BATCH_FOLLOW_CLIENT';
