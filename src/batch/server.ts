@@ -234,6 +234,7 @@ export class BatchServer {
 
   close(): void {
     if (typeof this.native !== 'string') this.native.close();
+    this.placement?.close();
     this.channel?.close();
     this.channel = undefined;
     this.removeFiles();
