@@ -12,7 +12,10 @@
  *
  * Built into dist/native/ by scripts/build-native.mjs; loaded with koffi (src/batch/native-loop.ts).
  */
+/* sched_getcpu() */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -28,7 +31,7 @@ enum { AGG_SUM = 0, AGG_AVERAGE = 1, AGG_MIN = 6, AGG_MAX = 7, AGG_SELECT_FIRST 
 #define JG_END_OF_STREAM (-1)
 #define JG_READ_FOR_JS (-2)
 #define JG_BAD_PLAN (-3)
-#define JG_QUOTA_ANSWERED (-4)
+#define JG_AWAY_FROM_CLIENT (-4)
 /* JG_READ_ERROR - errno / JG_WRITE_ERROR - errno: read(2) or write(2) on a FIFO failed. */
 #define JG_READ_ERROR (-1000)
 #define JG_WRITE_ERROR (-2000)
@@ -158,6 +161,40 @@ static int write_message(int fd, unsigned char byte) {
     }
 }
 
+/* Longer than any /proc/<pid>/stat line (52 fields of at most 20 digits and a short name). */
+#define STAT_BYTES 2048
+
+/*
+ * The CPU the process of the open /proc/<pid>/stat `fd` last ran on (field 39), or -1 when the
+ * file cannot be read (the process is gone) or is not such a line.
+ */
+static int stat_cpu(int fd) {
+    char text[STAT_BYTES];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0) return -1;
+    text[n] = 0;
+    /* The name (field 2) may hold spaces and ')': fields 3.. follow its last ')' and a space. */
+    const char *p = NULL;
+    for (ssize_t i = n - 1; i >= 0; i--)
+        if (text[i] == ')') {
+            p = text + i + 2;
+            break;
+        }
+    if (!p || p > text + n) return -1;
+    for (int field = 3; field < 39; field++) {
+        p = strchr(p, ' ');
+        if (!p) return -1;
+        p++;
+    }
+    int cpu = 0;
+    if (*p < '0' || *p > '9') return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        cpu = cpu * 10 + (*p - '0');
+        if (cpu > 1 << 20) return -1;
+    }
+    return cpu;
+}
+
 /*
  * Plans of up to this many reads, signals and slots are copied onto the stack first: a sample
  * then touches the stack, the shared buffer and code, not the caller's arrays in Node's heap
@@ -170,13 +207,15 @@ static int write_message(int fd, unsigned char byte) {
  * buffer + 64 (the shared signal buffer's doubles, after its header). Returns the first other
  * message byte, JG_END_OF_STREAM, JG_READ_FOR_JS (an `r` was taken and not answered: nothing of
  * it is stored), JG_BAD_PLAN (an index out of its arrays; nothing read), or JG_READ_ERROR /
- * JG_WRITE_ERROR - errno, or JG_QUOTA_ANSWERED once it has answered `quota` samples (the server
- * then looks at where it runs and calls again). *served counts the samples answered here.
+ * JG_WRITE_ERROR - errno. Every `look_every` answers (0: never) it reads the CPU of the client's
+ * main thread from `client_stat` (an open /proc/<pid>/stat) and returns JG_AWAY_FROM_CLIENT
+ * when that is not the CPU it runs on: the server moves next to the client and calls again
+ * (src/batch/placement.ts). *served counts the samples answered here.
  */
 int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_count,
                    const int32_t *slot_signal, const struct jg_signal *signals, int32_t signal_count,
                    const struct jg_read *reads, int32_t read_count, double *sampled, uint64_t *served,
-                   uint32_t quota) {
+                   int client_stat, uint32_t look_every) {
     /* The plan comes from the server's own code; checked once so that no index leaves it. */
     for (int32_t i = 0; i < slot_count; i++)
         if (slot_signal[i] < 0 || slot_signal[i] >= signal_count) return JG_BAD_PLAN;
@@ -198,6 +237,7 @@ int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_co
     }
     double *values = (double *)(buffer + 64);
     uint64_t answered = 0;
+    uint32_t until_look = look_every;
     int result;
     for (;;) {
         result = read_message(in_fd);
@@ -213,9 +253,16 @@ int jg_serve_reads(int in_fd, int out_fd, unsigned char *buffer, int32_t slot_co
         for (i = 0; i < slot_count; i++) values[i] = sampled[slot_signal[i]];
         result = write_message(out_fd, MESSAGE_CONTINUE);
         if (result != 0) break;
-        if (++answered == quota) {
-            result = JG_QUOTA_ANSWERED;
-            break;
+        answered++;
+        if (client_stat >= 0 && until_look > 0 && --until_look == 0) {
+            until_look = look_every;
+            int cpu = stat_cpu(client_stat);
+            if (cpu < 0) {
+                client_stat = -1; /* the client is gone: its end of the FIFO comes next */
+            } else if (cpu != sched_getcpu()) {
+                result = JG_AWAY_FROM_CLIENT;
+                break;
+            }
         }
     }
     *served += answered;

@@ -36,7 +36,7 @@ export function nativeLoopStatus(env: NodeJS.ProcessEnv = process.env): string {
 const END_OF_STREAM = -1;
 const READ_FOR_JS = -2;
 const BAD_PLAN = -3;
-const QUOTA_ANSWERED = -4;
+const AWAY_FROM_CLIENT = -4;
 const READ_ERROR = -1000;
 const WRITE_ERROR = -2000;
 
@@ -44,8 +44,8 @@ const WRITE_ERROR = -2000;
 export const ANSWER_IN_JS = -2;
 /** What serve() returns when the client closed its end. */
 export const CLIENT_GONE = -1;
-/** What serve() returns once it has answered its quota of samples: call it again. */
-export const QUOTA_DONE = QUOTA_ANSWERED;
+/** What serve() returns when a look found the client on another CPU: move, then call it again. */
+export const AWAY_FROM_CLIENT_CPU = AWAY_FROM_CLIENT;
 
 /** Linux's O_CLOEXEC (Node's fs.constants leaves it out): the files never reach a child. */
 const O_CLOEXEC = 0o2000000;
@@ -77,7 +77,8 @@ type ServeReads = (
   readCount: number,
   sampled: Float64Array,
   served: BigUint64Array,
-  quota: number,
+  clientStat: number,
+  lookEvery: number,
 ) => number;
 
 let library: ServeReads | string | undefined;
@@ -91,7 +92,7 @@ export function loadNativeLoop(env: NodeJS.ProcessEnv = process.env): ServeReads
     if (!path) throw new Error('the joulegate package directory was not found');
     const lib = loadKoffi().load(path);
     library = lib.func(
-      'int jg_serve_reads(int in_fd, int out_fd, void *buffer, int32_t slot_count, void *slot_signal, void *signals, int32_t signal_count, void *reads, int32_t read_count, void *sampled, void *served, uint32_t quota)',
+      'int jg_serve_reads(int in_fd, int out_fd, void *buffer, int32_t slot_count, void *slot_signal, void *signals, int32_t signal_count, void *reads, int32_t read_count, void *sampled, void *served, int client_stat, uint32_t look_every)',
     ) as unknown as ServeReads;
   } catch (err) {
     library = `${path ?? 'the native loop'} could not be loaded: ${errorMessage(err).split('\n')[0]}`;
@@ -179,10 +180,16 @@ export class NativeSampler {
   /**
    * Answers `r` messages until another message comes: returns that byte, CLIENT_GONE,
    * ANSWER_IN_JS (an `r` was taken and nothing of it stored: JavaScript answers it), or
-   * QUOTA_DONE after `quota` answers (0: no quota). `slots` maps each value of the signal
-   * buffer at `buffer` to its distinct signal.
+   * AWAY_FROM_CLIENT_CPU when a look (every `look.every` answers, at the client's open
+   * /proc/<pid>/stat `look.stat`) found the client on another CPU. `slots` maps each value of
+   * the signal buffer at `buffer` to its distinct signal.
    */
-  serve(channel: { read: number; write: number }, buffer: unknown, slots: Int32Array, quota = 0): number {
+  serve(
+    channel: { read: number; write: number },
+    buffer: unknown,
+    slots: Int32Array,
+    look: { stat: number; every: number } = { stat: -1, every: 0 },
+  ): number {
     const rc = this.serveReads(
       channel.read,
       channel.write,
@@ -195,9 +202,10 @@ export class NativeSampler {
       this.reads.length / READ_BYTES,
       this.sampled,
       this.servedCount,
-      quota,
+      look.stat,
+      look.every,
     );
-    if (rc >= 0 || rc === END_OF_STREAM || rc === READ_FOR_JS || rc === QUOTA_ANSWERED) return rc;
+    if (rc >= 0 || rc === END_OF_STREAM || rc === READ_FOR_JS || rc === AWAY_FROM_CLIENT) return rc;
     if (rc === BAD_PLAN) throw new JoulegateError('batch native loop: an index of its plan is out of range');
     if (rc <= WRITE_ERROR) throw new SystemCallError('write', `fd ${channel.write}`, WRITE_ERROR - rc);
     throw new SystemCallError('read', `fd ${channel.read}`, READ_ERROR - rc);

@@ -5,10 +5,19 @@ import { errorMessage } from '../platform/errors.js';
 
 /**
  * Samples a server answers between two looks at where it runs: at 1 kHz a fifth of a second. A
- * look is one pread of the client's /proc stat file and a vDSO call, a few µs: per sample
- * nothing to speak of.
+ * look is one pread of the client's /proc stat file and a vDSO call (in the native loop, in C):
+ * per sample nothing to speak of.
  */
 export const SAMPLES_BETWEEN_LOOKS = 200;
+/**
+ * Most samples between looks. A look that cannot move the server (a CPU its mask does not
+ * allow), or a move the kernel undid by the next look, doubles the interval up to this; a move
+ * that held sets it back.
+ */
+export const MOST_SAMPLES_BETWEEN_LOOKS = 51_200;
+
+/** What a look did. */
+export type Look = 'together' | 'moved' | 'not allowed' | 'unknown';
 
 /** Longer than any /proc/<pid>/stat line (52 fields of at most 20 digits, a 64-byte name). */
 const STAT_BYTES = 2048;
@@ -30,7 +39,10 @@ const STAT_BYTES = 2048;
 export class ClientPlacement {
   /** Times this server moved next to its client. */
   moves = 0;
+  /** Samples between looks now (see MOST_SAMPLES_BETWEEN_LOOKS). */
+  samplesBetweenLooks = SAMPLES_BETWEEN_LOOKS;
   private failed = false;
+  private lastLook: Look = 'together';
   /**
    * The client's stat file, open from the first look: it stays the file of that process (a
    * read after the process is gone fails; a later process given the pid is never read).
@@ -42,9 +54,27 @@ export class ClientPlacement {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Moves the calling thread to the client's CPU when it runs elsewhere. */
-  follow(): void {
-    if (this.failed) return;
+  /**
+   * Moves the calling thread to the client's CPU when it runs elsewhere, and sets the interval
+   * to the next look from what this one did.
+   */
+  follow(): Look {
+    const look = this.look();
+    const held = look === 'together' || (look === 'moved' && this.lastLook !== 'moved');
+    this.samplesBetweenLooks = held
+      ? SAMPLES_BETWEEN_LOOKS
+      : Math.min(this.samplesBetweenLooks * 2, MOST_SAMPLES_BETWEEN_LOOKS);
+    this.lastLook = look;
+    return look;
+  }
+
+  /** The native loop's looks: the client's open stat file (-1: none) and their interval. */
+  get nativeLooks(): { stat: number; every: number } {
+    return { stat: this.stat?.fd ?? -1, every: this.samplesBetweenLooks };
+  }
+
+  private look(): Look {
+    if (this.failed) return 'unknown';
     try {
       if (!this.stat) {
         const path = `/proc/${this.clientPid}/stat`;
@@ -53,8 +83,10 @@ export class ClientPlacement {
       const { fd, path, buffer } = this.stat;
       const length = readSync(fd, buffer, 0, buffer.length, 0);
       const cpu = parseProcessStat(buffer.toString('latin1', 0, length), path).processor;
-      if (cpu === currentCpu()) return;
-      if (moveCurrentThreadTo(cpu) === 'moved') this.moves++;
+      if (cpu === currentCpu()) return 'together';
+      const moved = moveCurrentThreadTo(cpu);
+      if (moved === 'moved') this.moves++;
+      return moved;
     } catch (err) {
       // The client is gone (its end comes next), or /proc or the calls are refused: the server
       // runs where the kernel puts it, and says so once.
@@ -63,6 +95,7 @@ export class ClientPlacement {
       if (code !== 'ENOENT' && code !== 'ESRCH')
         this.log(`batch server: cannot follow its client's CPU: ${errorMessage(err)}`);
       this.close();
+      return 'unknown';
     }
   }
 

@@ -5,8 +5,8 @@ import { END_OF_STREAM, StatusChannel } from '../ipc/batch/status-fifo.js';
 import type { DomainType } from '../platform/domains.js';
 import { errorMessage } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { ANSWER_IN_JS, CLIENT_GONE, NativeSampler, QUOTA_DONE } from './native-loop.js';
-import { ClientPlacement, SAMPLES_BETWEEN_LOOKS } from './placement.js';
+import { ANSWER_IN_JS, AWAY_FROM_CLIENT_CPU, CLIENT_GONE, NativeSampler } from './native-loop.js';
+import { ClientPlacement } from './placement.js';
 
 /** What a batch server needs from PlatformIO (the server owns its own instance). */
 export type BatchIO = Pick<
@@ -74,6 +74,8 @@ export class BatchServer {
 
   /** Reads answered here in JavaScript (every read without the native loop). */
   private javascriptReads = 0;
+  /** Reads answered in JavaScript since the last look at the server's placement. */
+  private readsSinceLook = 0;
 
   /**
    * Which loop answered this batch's reads, and how often the server moved next to its client:
@@ -137,7 +139,11 @@ export class BatchServer {
       this.placement?.follow();
       for (; ; message = this.next(channel)) {
         if (message === Message.Read) {
-          if (++this.javascriptReads % SAMPLES_BETWEEN_LOOKS === 0) this.placement?.follow();
+          this.javascriptReads++;
+          if (this.placement && ++this.readsSinceLook >= this.placement.samplesBetweenLooks) {
+            this.readsSinceLook = 0;
+            this.placement.follow();
+          }
           // A batch that every backend read synchronously (sysfs, procfs, TIME, …) awaits
           // nothing: the loop stays in this function, with no promise or microtask per sample.
           let failure: unknown;
@@ -173,16 +179,17 @@ export class BatchServer {
   /**
    * The next message. With the native loop, its `r` messages are answered in C until another
    * comes (or one whose read needs JavaScript: then that `r` is returned and answered here),
-   * with a look at the server's placement every SAMPLES_BETWEEN_LOOKS samples.
+   * with the loop's looks at the server's placement (it comes back when the client is elsewhere).
    */
   private next(channel: StatusChannel): number {
-    const buffer = this.signalBuffer;
-    if (typeof this.native === 'string' || !buffer) return channel.receive();
-    const quota = this.placement ? SAMPLES_BETWEEN_LOOKS : 0;
-    let message = this.native.serve(channel.fds, buffer.address, this.signalSlots, quota);
-    while (message === QUOTA_DONE) {
+    const { native, signalBuffer: buffer } = this;
+    if (typeof native === 'string' || !buffer) return channel.receive();
+    const serve = () =>
+      native.serve(channel.fds, buffer.address, this.signalSlots, this.placement?.nativeLooks);
+    let message = serve();
+    while (message === AWAY_FROM_CLIENT_CPU) {
       this.placement?.follow();
-      message = this.native.serve(channel.fds, buffer.address, this.signalSlots, quota);
+      message = serve();
     }
     if (message === ANSWER_IN_JS) return Message.Read;
     return message === CLIENT_GONE ? END_OF_STREAM : message;

@@ -128,6 +128,7 @@ describe('batch server: the native sampling loop', { skip }, () => {
         1,
         new Float64Array(1),
         served,
+        -1,
         0,
       );
     };
@@ -158,22 +159,30 @@ describe('batch server: the native sampling loop', { skip }, () => {
     await server.exited;
   });
 
-  test('returns after its quota of answers, and answers the rest when called again', () => {
+  test("looks at its client's CPU every so many answers, and comes back when the client is elsewhere", () => {
     const serve = loadNativeLoop({});
     assert.equal(typeof serve, 'function', String(serve));
     if (typeof serve !== 'function') return;
-    const dir = tempDir('joulegate-native-quota-');
+    const dir = tempDir('joulegate-native-looks-');
     const [requests, answers] = ['in', 'out'].map((name) => {
       const path = join(dir, name);
       assert.equal(libc().mkfifo(path, 0o600), 0);
       return openSync(path, 'r+'); // read and write ends in one: no wait for a peer
     }) as [number, number];
+    // A stat line of a client on CPU `cpu`, with the odd name the kernel allows.
+    const statOn = (cpu: number | string) => {
+      const path = join(dir, `stat-${cpu}`);
+      const fields = Array.from({ length: 50 }, (_, i) => (i === 36 ? String(cpu) : String(i + 3)));
+      writeFileSync(path, `4242 (a) b (c) ${fields.join(' ')}\n`);
+      return openSync(path, 'r');
+    };
+    const opened: number[] = [requests, answers];
     try {
       const signal = Buffer.alloc(16);
       signal.writeInt32LE(1, 4); // one read: reads[0], the clock
       const buffer = Buffer.alloc(64 + 8);
       const served = new BigUint64Array(1);
-      const call = (quota: number) =>
+      const call = (stat: number, every: number) =>
         serve(
           requests,
           answers,
@@ -186,21 +195,38 @@ describe('batch server: the native sampling loop', { skip }, () => {
           1,
           new Float64Array(1),
           served,
-          quota,
+          stat,
+          every,
         );
+      // No CPU has this number: every look finds the client elsewhere.
+      const away = statOn(1 << 19);
+      opened.push(away);
       writeSync(requests, Buffer.from('rrrrrq'));
-      assert.equal(call(2), -4, 'two answered: the quota');
+      assert.equal(call(away, 2), -4, 'two answered, then a look: elsewhere');
       assert.equal(served[0], 2n);
-      assert.equal(call(2), -4);
-      assert.equal(call(2), 'q'.charCodeAt(0), 'one more answered, then the message it does not answer');
+      assert.equal(call(away, 2), -4);
+      assert.equal(
+        call(away, 2),
+        'q'.charCodeAt(0),
+        'one more answered, then the message it does not answer',
+      );
       assert.equal(served[0], 5n);
-      const got = Buffer.alloc(16);
-      assert.equal(readSync(answers, got), 5);
-      assert.equal(got.toString('latin1', 0, 5), 'ccccc');
+      // No looks without a stat file or an interval, nor where the line is not a stat line.
+      const garbage = statOn('x');
+      opened.push(garbage);
+      writeSync(requests, Buffer.from('rrrrq'));
+      assert.equal(call(-1, 1), 'q'.charCodeAt(0));
+      writeSync(requests, Buffer.from('rrrrq'));
+      assert.equal(call(away, 0), 'q'.charCodeAt(0));
+      writeSync(requests, Buffer.from('rrrrq'));
+      assert.equal(call(garbage, 1), 'q'.charCodeAt(0), 'an unreadable line ends the looks');
+      assert.equal(served[0], 17n);
+      const got = Buffer.alloc(32);
+      assert.equal(readSync(answers, got), 17);
+      assert.equal(got.toString('latin1', 0, 17), 'c'.repeat(17));
       assert.ok(buffer.readDoubleLE(64) > 0, 'the clock was stored');
     } finally {
-      closeSync(requests);
-      closeSync(answers);
+      for (const fd of opened) closeSync(fd);
     }
   });
 

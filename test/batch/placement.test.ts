@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { ClientPlacement } from '../../src/batch/placement.js';
-import { allowedCpus, currentCpu } from '../../src/platform/cpu-affinity.js';
+import {
+  ClientPlacement,
+  MOST_SAMPLES_BETWEEN_LOOKS,
+  SAMPLES_BETWEEN_LOOKS,
+} from '../../src/batch/placement.js';
+import { allowedCpus, currentCpu, moveCurrentThreadTo } from '../../src/platform/cpu-affinity.js';
 import { until } from '../helpers/poll.js';
 
 // A batch server's look at where it runs (src/batch/placement.ts), made by this test's own
@@ -20,7 +24,7 @@ function clientOn(cpu: number) {
 }
 
 describe("a batch server following its client's CPU", () => {
-  test('moves next to the client once, keeps its mask, and stays quiet once the client is gone', {
+  test('moves next to the client, keeps its mask, and stays quiet once the client is gone', {
     skip: cpus.length < 2 && 'one CPU',
   }, async () => {
     const target = cpus.find((cpu) => cpu !== currentCpu())!;
@@ -28,23 +32,25 @@ describe("a batch server following its client's CPU", () => {
     const logged: string[] = [];
     const placement = new ClientPlacement(client.pid!, (line) => logged.push(line));
     try {
-      let looked = 0;
-      // The first looks may come before taskset has exec'd its shell on the CPU.
+      const elsewhere = cpus.find((cpu) => cpu !== target)!;
+      // Each try starts away from the client (the kernel may move this thread meanwhile, and
+      // the client's shell may not have run on its CPU yet at the first tries).
       await until(
-        'the look moved this thread to the client',
+        'a look moved this thread to the client',
         () => {
-          placement.follow();
-          looked++;
-          return currentCpu() === target;
+          moveCurrentThreadTo(elsewhere);
+          return placement.follow() === 'moved' && currentCpu() === target;
         },
         30_000,
         10,
       );
-      assert.ok(
-        placement.moves >= 1 && placement.moves <= looked,
-        `${placement.moves} moves in ${looked} looks`,
-      );
+      assert.ok(placement.moves >= 1);
       assert.deepEqual(allowedCpus(), cpus, 'the mask is as it was');
+      // Together now: the next look finds it so, and keeps the shortest interval.
+      await until('a look finds the two together', () => placement.follow() === 'together', 30_000, 10);
+      assert.equal(placement.samplesBetweenLooks, SAMPLES_BETWEEN_LOOKS);
+      assert.equal(placement.nativeLooks.every, SAMPLES_BETWEEN_LOOKS);
+      assert.ok(placement.nativeLooks.stat >= 0, 'the stat file is open for the native loop');
     } finally {
       client.kill('SIGKILL');
       await new Promise((resolve) => client.once('exit', resolve));
@@ -62,8 +68,13 @@ describe("a batch server following its client's CPU", () => {
     const logged: string[] = [];
     // pid_max is at most 2^22: no process has this pid.
     const placement = new ClientPlacement(2 ** 22 + 1, (line) => logged.push(line));
-    placement.follow();
+    assert.equal(placement.follow(), 'unknown');
     assert.equal(placement.moves, 0);
     assert.deepEqual(logged, []);
+    // Looks that cannot move the server grow further apart, to a bound.
+    assert.equal(placement.samplesBetweenLooks, 2 * SAMPLES_BETWEEN_LOOKS);
+    for (let i = 0; i < 20; i++) placement.follow();
+    assert.equal(placement.samplesBetweenLooks, MOST_SAMPLES_BETWEEN_LOOKS);
+    assert.equal(placement.nativeLooks.stat, -1, 'no stat file: the native loop does not look');
   });
 });
