@@ -56,11 +56,14 @@ export class ClientPlacement {
 
   /**
    * Moves the calling thread to the client's CPU when it runs elsewhere, and sets the interval
-   * to the next look from what this one did.
+   * to the next look from what this one did. `answeredSince`: samples answered since the last
+   * call (the native loop looks on its own and comes back only when they are apart: more than
+   * one interval since means the last move held at least one look).
    */
-  follow(): Look {
+  follow(answeredSince = 0): Look {
     const look = this.look();
-    const held = look === 'together' || (look === 'moved' && this.lastLook !== 'moved');
+    const lastHeld = this.lastLook !== 'moved' || answeredSince > this.samplesBetweenLooks;
+    const held = look === 'together' || (look === 'moved' && lastHeld);
     this.samplesBetweenLooks = held
       ? SAMPLES_BETWEEN_LOOKS
       : Math.min(this.samplesBetweenLooks * 2, MOST_SAMPLES_BETWEEN_LOOKS);

@@ -186,9 +186,11 @@ export class BatchServer {
     if (typeof native === 'string' || !buffer) return channel.receive();
     const serve = () =>
       native.serve(channel.fds, buffer.address, this.signalSlots, this.placement?.nativeLooks);
+    let answered = native.served;
     let message = serve();
     while (message === AWAY_FROM_CLIENT_CPU) {
-      this.placement?.follow();
+      this.placement?.follow(native.served - answered);
+      answered = native.served;
       message = serve();
     }
     if (message === ANSWER_IN_JS) return Message.Read;

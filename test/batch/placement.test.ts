@@ -77,4 +77,42 @@ describe("a batch server following its client's CPU", () => {
     assert.equal(placement.samplesBetweenLooks, MOST_SAMPLES_BETWEEN_LOOKS);
     assert.equal(placement.nativeLooks.stat, -1, 'no stat file: the native loop does not look');
   });
+
+  test('a move after looks that found the two together counts as held: the interval goes back', {
+    skip: cpus.length < 2 && 'one CPU',
+  }, async () => {
+    const target = cpus.find((cpu) => cpu !== currentCpu())!;
+    const elsewhere = cpus.find((cpu) => cpu !== target)!;
+    const client = clientOn(target);
+    const placement = new ClientPlacement(client.pid!, () => {});
+    try {
+      // Moves on back-to-back looks (as when the kernel undoes each): the interval doubles.
+      await until(
+        'two moves in a row',
+        () => {
+          moveCurrentThreadTo(elsewhere);
+          placement.follow();
+          return placement.samplesBetweenLooks > SAMPLES_BETWEEN_LOOKS;
+        },
+        30_000,
+        10,
+      );
+      // A move after more than an interval of answers (the native loop's looks found them
+      // together meanwhile): the interval is back at its start.
+      await until(
+        'a move that follows looks that held',
+        () => {
+          moveCurrentThreadTo(elsewhere);
+          return placement.follow(10 * MOST_SAMPLES_BETWEEN_LOOKS) === 'moved';
+        },
+        30_000,
+        10,
+      );
+      assert.equal(placement.samplesBetweenLooks, SAMPLES_BETWEEN_LOOKS);
+    } finally {
+      client.kill('SIGKILL');
+      await new Promise((resolve) => client.once('exit', resolve));
+      placement.close();
+    }
+  });
 });
