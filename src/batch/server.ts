@@ -77,15 +77,11 @@ export class BatchServer {
   /** Reads answered in JavaScript since the last look at the server's placement. */
   private readsSinceLook = 0;
 
-  /**
-   * Which loop answered this batch's reads, and how often the server moved next to its client:
-   * for the daemon's log, and tests.
-   */
-  get sampling(): { nativeReads: number; javascriptReads: number; whyNotNative?: string; moves: number } {
-    const moves = this.placement?.moves ?? 0;
+  /** Which loop answered this batch's reads: for the daemon's log, and tests. */
+  get sampling(): { nativeReads: number; javascriptReads: number; whyNotNative?: string } {
     if (typeof this.native === 'string')
-      return { nativeReads: 0, javascriptReads: this.javascriptReads, whyNotNative: this.native, moves };
-    return { nativeReads: this.native.served, javascriptReads: this.javascriptReads, moves };
+      return { nativeReads: 0, javascriptReads: this.javascriptReads, whyNotNative: this.native };
+    return { nativeReads: this.native.served, javascriptReads: this.javascriptReads };
   }
 
   /** Creates the shared buffers and FIFOs for the client; after this the client may connect. */
