@@ -139,28 +139,36 @@ test('a 30 MiB body with the wrong signature is refused unread: the daemon spend
   skip,
 }, async () => {
   const rssBefore = daemonRssMb();
-  const cpuBefore = daemonCpuMs();
-  const [big] = await h.client(
-    [
-      // PlatformReadSignal takes (sii); this is one 30 MiB string.
-      {
-        raw: { member: 'PlatformReadSignal', signature: 's', body: [{ $repeat: ['x', 30 * 2 ** 20] }] },
-        timed: true,
-      },
-    ],
-    { user },
-  );
-  const cpuMs = daemonCpuMs() - cpuBefore;
+  // The cost of reading and dropping the body is the same every time; what else the daemon's
+  // process does meanwhile (a garbage collection left by the floods above, V8's helper threads)
+  // only adds to one send. So the least of three sends is what refusing costs.
+  const sends: { ms: number; cpuMs: number }[] = [];
+  for (let send = 0; send < 3; send++) {
+    const cpuBefore = daemonCpuMs();
+    const [big] = await h.client(
+      [
+        // PlatformReadSignal takes (sii); this is one 30 MiB string.
+        {
+          raw: { member: 'PlatformReadSignal', signature: 's', body: [{ $repeat: ['x', 30 * 2 ** 20] }] },
+          timed: true,
+        },
+      ],
+      { user },
+    );
+    sends.push({ ms: big!.ms!, cpuMs: daemonCpuMs() - cpuBefore });
+    assert.equal(big!.name, INVALID);
+    assert.match(big!.message!, /PlatformReadSignal expects signature 'sii', got 's'/);
+  }
   const rssAfter = daemonRssMb();
+  const leastCpuMs = Math.min(...sends.map((s) => s.cpuMs));
   console.log(
-    `30 MiB wrong-signature body: refused in ${big!.ms!.toFixed(0)} ms (client send included); ` +
-      `daemon CPU ${cpuMs} ms; daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
+    `30 MiB wrong-signature body, 3 sends: refused in ${sends.map((s) => s.ms.toFixed(0)).join(' / ')} ms ` +
+      `(client send included); daemon CPU ${sends.map((s) => s.cpuMs).join(' / ')} ms; ` +
+      `daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
   );
-  assert.equal(big!.name, INVALID);
-  assert.match(big!.message!, /PlatformReadSignal expects signature 'sii', got 's'/);
-  // About 10 ms on the 2-core VM; copying the body into one buffer and decoding it as a string
-  // alone takes about 180 ms of CPU there.
-  assert.ok(cpuMs < 90, `the daemon spent ${cpuMs} ms of CPU on it`);
+  // About 10–50 ms on the 2-core VM; copying the body into one buffer and decoding it as a
+  // string alone takes about 180 ms of CPU there, in every send.
+  assert.ok(leastCpuMs < 90, `the daemon spent at least ${leastCpuMs} ms of CPU on each send`);
   assert.ok(rssAfter - rssBefore < 40, `RSS grew ${(rssAfter - rssBefore).toFixed(1)} MB`);
 });
 
