@@ -42,6 +42,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
+import { doneWhen } from './geopm-done-when.js';
 import { memoryOf } from './memory.js';
 import {
   argValue,
@@ -326,18 +327,22 @@ async function startRound(side: Side, count: number, pauseMs: number): Promise<n
   return out.start;
 }
 
-/** ReadSignal by one client of each side, in process (the bus socket is outside the namespaces). */
-async function readSignalOne(sides: Side[]) {
-  const clients = new Map<Kind, Awaited<ReturnType<typeof GeopmClient.connect>>>();
-  for (const side of sides) {
-    const client = await GeopmClient.connect({ address: side.address });
+/**
+ * ReadSignal by one client of each side, in process (the bus socket is outside the namespaces);
+ * with `floor`, each round also times the floor daemon right after joulegated, as the C figures do.
+ */
+async function readSignalOne(sides: Side[], floor: Callee | undefined) {
+  const callees: Callee[] = [...sides, ...(floor ? [floor] : [])];
+  const clients = new Map<string, Awaited<ReturnType<typeof GeopmClient.connect>>>();
+  for (const callee of callees) {
+    const client = await GeopmClient.connect({ address: callee.address });
     await client.platformOpenSession();
-    clients.set(side.kind, client);
+    clients.set(callee.kind, client);
   }
   // The machine's own tail for a D-Bus round trip: a Ping that each side's dbus-daemon answers
   // itself, timed in the same rounds (no daemon behind it).
-  const buses = new Map<Kind, Bus>();
-  for (const side of sides) buses.set(side.kind, await DBusConnection.connect(side.address));
+  const buses = new Map<string, Bus>();
+  for (const callee of callees) buses.set(callee.kind, await DBusConnection.connect(callee.address));
   const busPing = (bus: Bus) =>
     bus.call({
       destination: 'org.freedesktop.DBus',
@@ -347,9 +352,9 @@ async function readSignalOne(sides: Side[]) {
     });
   const rounds = 6;
   /** One round: each call timed, then a bus Ping timed. */
-  const round = async (side: Side) => {
-    const client = clients.get(side.kind)!;
-    const bus = buses.get(side.kind)!;
+  const round = async (callee: Callee) => {
+    const client = clients.get(callee.kind)!;
+    const bus = buses.get(callee.kind)!;
     const us: number[] = [];
     const pings: number[] = [];
     for (let k = 0; k < CALLS / rounds; k++) {
@@ -365,15 +370,17 @@ async function readSignalOne(sides: Side[]) {
   try {
     // Untimed rounds of the same code first: this client's JIT compiles the code it times while
     // it runs, and the first side's rounds would pay for both (see readSignalAfterStart).
-    for (const side of sides)
-      for (let done = 0; done < NODE_CLIENT_WARM_UP; done += CALLS / rounds) await round(side);
+    for (const callee of callees)
+      for (let done = 0; done < NODE_CLIENT_WARM_UP; done += CALLS / rounds) await round(callee);
     const busPings = new Map<Kind, number[]>();
+    const floorUs: number[] = [];
     const out = await figure(
       sides,
       rounds,
       async (side) => {
         const { us, pings } = await round(side);
         busPings.set(side.kind, [...(busPings.get(side.kind) ?? []), ...pings]);
+        if (floor && side.kind === 'joulegate') floorUs.push(...(await round(floor)).us);
         return us;
       },
       withTailShare,
@@ -383,6 +390,7 @@ async function readSignalOne(sides: Side[]) {
       how: "org.freedesktop.DBus.Peer.Ping answered by the side's dbus-daemon itself, one after each ReadSignal: the machine's tail for a round trip with no daemon behind it",
       ...Object.fromEntries([...busPings].map(([kind, us]) => [kind, percentiles(us, 1)])),
     };
+    if (floor) out.daemon_floor = withFloor(floorUs, out);
     return out;
   } finally {
     for (const bus of buses.values()) bus.close();
@@ -589,10 +597,14 @@ function withFloor(us: number[], figureOut: Record<string, unknown>) {
   };
 }
 
-/** 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each. */
-async function readSignalFifty(sides: Side[]) {
-  const readers = new Map<Kind, LineProcess[]>();
-  for (const side of sides) {
+/**
+ * 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each;
+ * with `floor`, 50 more against the floor daemon, timed right after joulegated's in each round.
+ */
+async function readSignalFifty(sides: Side[], floor: Callee | undefined) {
+  const callees: Callee[] = [...sides, ...(floor ? [floor] : [])];
+  const readers = new Map<string, LineProcess[]>();
+  for (const side of callees) {
     const env = ['env', `DBUS_SYSTEM_BUS_ADDRESS=${side.address}`];
     const procs = Array.from({ length: 5 }, () =>
       LineProcess.start(env, join(REPO, 'bench/dbus-readers.mjs'), ['10', '40']),
@@ -601,18 +613,31 @@ async function readSignalFifty(sides: Side[]) {
     await Promise.all(procs.map((p) => p.next()));
   }
   /** One round: every connection of every reader makes its 40 calls at once; each call's µs. */
-  const round = async (side: Side) => {
-    const procs = readers.get(side.kind)!;
+  const round = async (callee: Callee) => {
+    const procs = readers.get(callee.kind)!;
     for (const p of procs) p.send('read');
     return (await Promise.all(procs.map((p) => p.next<{ us: number[] }>()))).flatMap((o) => o.us);
   };
   try {
     // Untimed rounds first, as readSignalOne does: 400 calls per reader process each.
-    for (const side of sides) for (let done = 0; done < NODE_CLIENT_WARM_UP; done += 400) await round(side);
-    return await figure(sides, 6, round, withTailShare, {
-      clients: 50,
-      how: `5 processes x 10 connections, ${NODE_CLIENT_WARM_UP} calls per process in untimed rounds, then 40 back-to-back calls per connection per round`,
-    });
+    for (const callee of callees)
+      for (let done = 0; done < NODE_CLIENT_WARM_UP; done += 400) await round(callee);
+    const floorUs: number[] = [];
+    const out = await figure(
+      sides,
+      6,
+      async (side) => {
+        if (floor && side.kind === 'joulegate') floorUs.push(...(await round(floor)));
+        return round(side);
+      },
+      withTailShare,
+      {
+        clients: 50,
+        how: `5 processes x 10 connections, ${NODE_CLIENT_WARM_UP} calls per process in untimed rounds, then 40 back-to-back calls per connection per round`,
+      },
+    );
+    if (floor) out.daemon_floor = withFloor(floorUs, out);
+    return out;
   } finally {
     for (const procs of readers.values()) await Promise.all(procs.map((p) => p.end()));
   }
@@ -879,18 +904,18 @@ async function main() {
     if (runs('read')) {
       const built = buildCPrograms(work);
       afterStart = await readSignalAfterStart(sides, 'skipped' in built ? undefined : built.client);
-      if ('skipped' in built) oneC = fiftyC = built;
-      else {
-        const floor = await startFloorDaemon(work, built.floorDaemon);
-        try {
+      const floor = 'skipped' in built ? undefined : await startFloorDaemon(work, built.floorDaemon);
+      try {
+        if ('skipped' in built) oneC = fiftyC = built;
+        else if (floor) {
           oneC = await readSignalOneC(sides, built, floor);
           fiftyC = await readSignalFiftyC(sides, built, floor);
-        } finally {
-          await floor.stop();
         }
+        one = await readSignalOne(sides, floor);
+        fifty = await readSignalFifty(sides, floor);
+      } finally {
+        await floor?.stop();
       }
-      one = await readSignalOne(sides);
-      fifty = await readSignalFifty(sides);
     }
     let burst: Record<string, unknown> = skipped;
     let paused: Record<string, unknown> = skipped;
@@ -978,6 +1003,18 @@ async function main() {
       : skipped;
     const pss = Object.fromEntries(sides.map((s) => [s.kind, memoryOf(s.pid)]));
     const pssRatio = pss.geopm ? round(pss.joulegate!.pss_mb / pss.geopm.pss_mb) : undefined;
+    const figures = {
+      read_signal_after_daemon_start: afterStart,
+      read_signal_1_client: one,
+      read_signal_1_c_client: oneC,
+      read_signal_50_clients: fifty,
+      read_signal_50_c_clients: fiftyC,
+      start_batch_back_to_back: burst,
+      start_batch_paused: paused,
+      connect_quit_stop_batch: cycles,
+      batch_cpu_per_sample_1khz: cpu,
+      one_shot_session_wall: oneShot,
+    };
     console.log(
       JSON.stringify(
         {
@@ -986,17 +1023,9 @@ async function main() {
           ...(GEOPM_REF ? {} : { note: 'GEOPM_REF is not set: joulegate side only, no ratios' }),
           ratio_is: 'joulegate / GEOPM (below 1: joulegate takes less)',
           load_average_1min: { before: loadBefore, after: loadAverage() },
-          read_signal_after_daemon_start: afterStart,
-          read_signal_1_client: one,
-          read_signal_1_c_client: oneC,
-          read_signal_50_clients: fifty,
-          read_signal_50_c_clients: fiftyC,
-          start_batch_back_to_back: burst,
-          start_batch_paused: paused,
-          connect_quit_stop_batch: cycles,
-          batch_cpu_per_sample_1khz: cpu,
-          one_shot_session_wall: oneShot,
+          ...figures,
           daemon_memory_after_use_mb: { ...pss, ...(pssRatio === undefined ? {} : { ratio_pss: pssRatio }) },
+          ...(GEOPM_REF ? { done_when: doneWhen(figures, pssRatio) } : {}),
         },
         null,
         2,
