@@ -7,7 +7,6 @@
 //   argv[2] may also be "@<file>" holding that JSON.
 //   {"sleep": ms}, {"waitFile": path} (until it exists), {"pid": true} → prints {"ok":true,"value":<own pid>}
 //   {"hold": true} → prints HOLDING and keeps the connection open until stdin closes.
-//   {"pingFor": ms} → calls Peer.Ping back to back for ms; value {count, maxMs, p50Ms}.
 //   {"together": [calls]} → sends the calls back to back without awaiting replies (races), then
 //                           prints each result in order.
 // The string "$PID" in arguments stands for the client's own pid, "$LAST_SERVER_PID" for the
@@ -73,19 +72,6 @@ for (const step of steps) {
     }
     if (step.waitFile) {
       while (!existsSync(step.waitFile)) await new Promise((r) => setTimeout(r, 20));
-      continue;
-    }
-    if (step.pingFor) {
-      const times = [];
-      const end = performance.now() + step.pingFor;
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        await client.ping();
-        times.push(performance.now() - t0);
-      }
-      times.sort((a, b) => a - b);
-      const value = { count: times.length, maxMs: times.at(-1), p50Ms: times[Math.floor(times.length / 2)] };
-      console.log(show({ ok: true, value }));
       continue;
     }
     if (step.pid) {
