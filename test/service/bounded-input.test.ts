@@ -38,6 +38,23 @@ function daemonCpuMs(): number {
 
 const INVALID = ERROR_NAMES.InvalidArgument;
 
+/**
+ * Runs `send` `count` times: each run is a client whose call the daemon refuses, checked by
+ * `send`, which returns the call's time at the client. Refusing costs the daemon the same on
+ * every send, and what else its process does meanwhile (a garbage collection, its timers) adds
+ * to one send only, so the least CPU of the sends is what refusing costs.
+ */
+async function refusalCosts(count: number, send: () => Promise<number>) {
+  const ms: number[] = [];
+  const cpuMs: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const cpuBefore = daemonCpuMs();
+    ms.push(await send());
+    cpuMs.push(daemonCpuMs() - cpuBefore);
+  }
+  return { shown: ms.map((m) => m.toFixed(0)).join(' / '), cpuMs, leastCpuMs: Math.min(...cpuMs) };
+}
+
 /** Runs `rounds` StartProfile/StopProfile pairs of `count` unique names of `bytes` each. */
 async function regionFlood(tag: string, rounds: number, count: number, bytes: number) {
   const steps = [];
@@ -138,12 +155,8 @@ test('a 30 MiB body with the wrong signature is refused unread: the daemon spend
   skip,
 }, async () => {
   const rssBefore = daemonRssMb();
-  // The cost of reading and dropping the body is the same every time; what else the daemon's
-  // process does meanwhile (a garbage collection left by the floods above, V8's helper threads)
-  // only adds to one send. So the least of three sends is what refusing costs.
-  const sends: { ms: number; cpuMs: number }[] = [];
-  for (let send = 0; send < 3; send++) {
-    const cpuBefore = daemonCpuMs();
+  // A garbage collection left by the floods above may fall in one send: the least of three.
+  const { shown, cpuMs, leastCpuMs } = await refusalCosts(3, async () => {
     const [big] = await h.client(
       [
         // PlatformReadSignal takes (sii); this is one 30 MiB string.
@@ -154,15 +167,14 @@ test('a 30 MiB body with the wrong signature is refused unread: the daemon spend
       ],
       { user },
     );
-    sends.push({ ms: big!.ms!, cpuMs: daemonCpuMs() - cpuBefore });
     assert.equal(big!.name, INVALID);
     assert.match(big!.message!, /PlatformReadSignal expects signature 'sii', got 's'/);
-  }
+    return big!.ms!;
+  });
   const rssAfter = daemonRssMb();
-  const leastCpuMs = Math.min(...sends.map((s) => s.cpuMs));
   console.log(
-    `30 MiB wrong-signature body, 3 sends: refused in ${sends.map((s) => s.ms.toFixed(0)).join(' / ')} ms ` +
-      `(client send included); daemon CPU ${sends.map((s) => s.cpuMs).join(' / ')} ms; ` +
+    `30 MiB wrong-signature body, 3 sends: refused in ${shown} ms ` +
+      `(client send included); daemon CPU ${cpuMs.join(' / ')} ms; ` +
       `daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
   );
   // About 10–50 ms on the 2-core VM; copying the body into one buffer and decoding it as a
@@ -177,13 +189,9 @@ test('PlatformGetSignalInfo with 2 M names is refused from its header: the daemo
   const names = 2_000_000; // 15.3 MiB of body, over the method's cap of about 1.1 MB
   const rssBefore = daemonRssMb();
   // Refusing the call from its header costs reading its bytes off the socket; decoding the
-  // names alone takes about 350 ms of CPU on the 2-core VM, on every send. What else the
-  // daemon's process does meanwhile (a garbage collection, its timers) only adds to one send, so
-  // the least of two is what refusing costs. A wait measured at another client (a Ping) would
-  // also count the bus moving 15 MiB and the machine's load.
-  const sends: { ms: number; cpuMs: number }[] = [];
-  for (let send = 0; send < 2; send++) {
-    const cpuBefore = daemonCpuMs();
+  // names alone takes about 350 ms of CPU on the 2-core VM, on every send. A wait measured at
+  // another client (a Ping) would also count the bus moving 15 MiB and the machine's load.
+  const { shown, cpuMs, leastCpuMs } = await refusalCosts(2, async () => {
     const [huge, after] = await h.client(
       [
         { call: 'platformGetSignalInfo', args: [{ $fill: ['X', names] }], timed: true },
@@ -191,19 +199,18 @@ test('PlatformGetSignalInfo with 2 M names is refused from its header: the daemo
       ],
       { user },
     );
-    sends.push({ ms: huge!.ms!, cpuMs: daemonCpuMs() - cpuBefore });
     assert.equal(huge!.name, INVALID);
     assert.match(
       huge!.message!,
       /PlatformGetSignalInfo: a body of \d+ bytes is over this method's cap of \d+ bytes/,
     );
     assert.equal(after!.ok, true, after!.message);
-  }
+    return huge!.ms!;
+  });
   const rssAfter = daemonRssMb();
-  const leastCpuMs = Math.min(...sends.map((s) => s.cpuMs));
   console.log(
-    `PlatformGetSignalInfo with 2 M names, 2 sends: answered in ${sends.map((s) => s.ms.toFixed(0)).join(' / ')} ms ` +
-      `at the client (its encoding included); daemon CPU ${sends.map((s) => s.cpuMs).join(' / ')} ms; ` +
+    `PlatformGetSignalInfo with 2 M names, 2 sends: answered in ${shown} ms ` +
+      `at the client (its encoding included); daemon CPU ${cpuMs.join(' / ')} ms; ` +
       `daemon RSS ${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)} MB`,
   );
   assert.ok(leastCpuMs < 150, `the daemon spent at least ${leastCpuMs} ms of CPU on each send`);
