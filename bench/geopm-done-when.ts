@@ -3,7 +3,9 @@
  * figure's ratio (joulegate / GEOPM, same run), its limit and whether it holds. A ReadSignal p99
  * measured next to the floor daemon also carries the floor's own p99 over GEOPM's: where that is
  * above the limit, no daemon could have met the limit in that run (docs/geopm-side-by-side.md),
- * and `p99_over_floor_p99` says how much joulegated added to what any daemon pays.
+ * and `p99_over_floor_p99` says how much joulegated added to what any daemon pays. A p50/p99
+ * ratio also carries how far it could have moved had the run's rounds gone otherwise (the 90 %
+ * interval of a paired bootstrap over rounds: round-interval.ts).
  */
 
 type Figures = Record<string, unknown>;
@@ -13,8 +15,10 @@ interface Check {
   ratio: number;
   limit: number;
   met: boolean;
+  ratio_interval_90?: unknown;
   floor_p99_over_geopm_p99?: number;
   p99_over_floor_p99?: number;
+  p99_over_floor_p99_interval_90?: unknown;
 }
 
 const LIMITS: [figure: string, key: string, limit: number][] = [
@@ -43,6 +47,8 @@ export function doneWhen(figures: Figures, pssRatio: number | undefined): Check[
     const ratio = field(field(figures[figure], 'ratio'), key);
     if (typeof ratio !== 'number') continue;
     const check: Check = { figure: `${figure}.${key}`, ratio, limit, met: ratio <= limit };
+    const interval = field(field(figures[figure], 'ratio_interval_90'), key);
+    if (interval !== undefined) check.ratio_interval_90 = interval;
     const floor = field(figures[figure], 'daemon_floor');
     const floorOverGeopm = field(floor, 'p99_over_geopm_p99');
     const floorP99 = field(floor, 'p99_us');
@@ -50,6 +56,8 @@ export function doneWhen(figures: Figures, pssRatio: number | undefined): Check[
     if (key === 'p99_us' && typeof floorOverGeopm === 'number' && typeof floorP99 === 'number') {
       check.floor_p99_over_geopm_p99 = floorOverGeopm;
       if (typeof ownP99 === 'number') check.p99_over_floor_p99 = Number((ownP99 / floorP99).toFixed(2));
+      const overFloor = field(floor, 'joulegate_p99_over_floor_p99_interval_90');
+      if (overFloor !== undefined) check.p99_over_floor_p99_interval_90 = overFloor;
     }
     checks.push(check);
   }

@@ -44,6 +44,7 @@ import { join } from 'node:path';
 import { LineProcess } from '../test/batch/line-process.js';
 import { doneWhen } from './geopm-done-when.js';
 import { memoryOf } from './memory.js';
+import { quantileRatioInterval } from './round-interval.js';
 import {
   argValue,
   firstLine,
@@ -258,35 +259,52 @@ const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' '
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
-/** Runs `measure` for each side, `rounds` times, the order swapped each round; samples by side. */
-async function interleaved(
-  sides: Side[],
+/**
+ * Every order of `items` (2: A B, B A; 3: all six), so that rounds taking them in turn time each
+ * item in each place, and right after each other item, equally often.
+ */
+function everyOrder<T>(items: T[]): T[][] {
+  if (items.length <= 1) return [items];
+  return items.flatMap((first, i) =>
+    everyOrder([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [first, ...rest]),
+  );
+}
+
+/**
+ * Runs `measure` for each callee, `rounds` times, round r in the r-th of every order in turn
+ * (under load, which daemon a round follows moves its tail: docs/geopm-side-by-side.md);
+ * each round's samples by kind.
+ */
+async function interleaved<C extends Callee>(
+  callees: C[],
   rounds: number,
-  measure: (side: Side) => Promise<number[]>,
-): Promise<Map<Kind, number[]>> {
-  const all = new Map<Kind, number[]>(sides.map((s) => [s.kind, []]));
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? sides : [...sides].reverse();
-    for (const side of order) all.get(side.kind)!.push(...(await measure(side)));
-  }
+  measure: (callee: C) => Promise<number[]>,
+): Promise<Map<string, number[][]>> {
+  const all = new Map<string, number[][]>(callees.map((c) => [c.kind, []]));
+  const orders = everyOrder(callees);
+  for (let r = 0; r < rounds; r++)
+    for (const callee of orders[r % orders.length]!) all.get(callee.kind)!.push(await measure(callee));
   return all;
 }
 
 /**
  * One figure for each side (`summary` of its samples), the ratios joulegate / GEOPM of each
- * number in it, and the load average before and after.
+ * number in it (for p50/p99, with how far they could move: round-interval.ts), and the load
+ * average before and after; a floor daemon among the callees is timed in the same rounds and
+ * reported as `daemon_floor` (see withFloor).
  */
-async function figure<S extends Record<string, number>>(
-  sides: Side[],
+async function figure<C extends Callee, S extends Record<string, number>>(
+  callees: C[],
   rounds: number,
-  measure: (side: Side) => Promise<number[]>,
+  measure: (callee: C) => Promise<number[]>,
   summary: (samples: number[]) => S,
   extra: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>> {
   const before = loadAverage();
-  const samples = await interleaved(sides, rounds, measure);
+  const byRound = await interleaved(callees, rounds, measure);
   const out: Record<string, unknown> = { ...extra };
-  for (const [kind, values] of samples) out[kind] = { samples: values.length, ...summary(values) };
+  for (const [kind, values] of byRound)
+    if (kind !== 'floor') out[kind] = { samples: values.flat().length, ...summary(values.flat()) };
   const jg = out.joulegate as S;
   const geopm = out.geopm as S | undefined;
   if (geopm) {
@@ -295,9 +313,26 @@ async function figure<S extends Record<string, number>>(
         .filter((k) => k !== 'samples')
         .map((k) => [k, round(jg[k]! / geopm[k]!)]),
     );
+    const intervals = quantileIntervals(byRound.get('joulegate')!, byRound.get('geopm')!, Object.keys(jg));
+    if (intervals) out.ratio_interval_90 = intervals;
   }
+  const floor = byRound.get('floor');
+  if (floor) out.daemon_floor = withFloor(floor, byRound.get('joulegate')!, out);
   out.load_average_1min = { before, after: loadAverage() };
   return out;
+}
+
+/** The ratio intervals of the p50 and p99 among `keys`, if there are any to give. */
+function quantileIntervals(a: number[][], b: number[][], keys: string[]) {
+  const out: Record<string, [number, number]> = {};
+  for (const [key, q] of [
+    ['p50_us', 0.5],
+    ['p99_us', 0.99],
+  ] as const) {
+    const interval = keys.includes(key) ? quantileRatioInterval(a, b, q) : undefined;
+    if (interval) out[key] = interval;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 const latencyMs = (values: number[]) => ({
@@ -329,7 +364,7 @@ async function startRound(side: Side, count: number, pauseMs: number): Promise<n
 
 /**
  * ReadSignal by one client of each side, in process (the bus socket is outside the namespaces);
- * with `floor`, each round also times the floor daemon right after joulegated, as the C figures do.
+ * with `floor`, the floor daemon is timed in the same rounds, as in the C figures.
  */
 async function readSignalOne(sides: Side[], floor: Callee | undefined) {
   const callees: Callee[] = [...sides, ...(floor ? [floor] : [])];
@@ -372,15 +407,13 @@ async function readSignalOne(sides: Side[], floor: Callee | undefined) {
     // it runs, and the first side's rounds would pay for both (see readSignalAfterStart).
     for (const callee of callees)
       for (let done = 0; done < NODE_CLIENT_WARM_UP; done += CALLS / rounds) await round(callee);
-    const busPings = new Map<Kind, number[]>();
-    const floorUs: number[] = [];
+    const busPings = new Map<string, number[]>();
     const out = await figure(
-      sides,
+      callees,
       rounds,
-      async (side) => {
-        const { us, pings } = await round(side);
-        busPings.set(side.kind, [...(busPings.get(side.kind) ?? []), ...pings]);
-        if (floor && side.kind === 'joulegate') floorUs.push(...(await round(floor)).us);
+      async (callee) => {
+        const { us, pings } = await round(callee);
+        busPings.set(callee.kind, [...(busPings.get(callee.kind) ?? []), ...pings]);
         return us;
       },
       withTailShare,
@@ -390,7 +423,6 @@ async function readSignalOne(sides: Side[], floor: Callee | undefined) {
       how: "org.freedesktop.DBus.Peer.Ping answered by the side's dbus-daemon itself, one after each ReadSignal: the machine's tail for a round trip with no daemon behind it",
       ...Object.fromEntries([...busPings].map(([kind, us]) => [kind, percentiles(us, 1)])),
     };
-    if (floor) out.daemon_floor = withFloor(floorUs, out);
     return out;
   } finally {
     for (const bus of buses.values()) bus.close();
@@ -536,70 +568,64 @@ async function nodeClientCalls(side: Side, calls: number): Promise<number[]> {
 /**
  * ReadSignal p50/p99 of 1 client that adds no tail of its own: the C client, one process per
  * round (interleaved), with a bus Ping after each call as the bus's own floor. A Node.js client
- * adds its own JIT warm-up to both daemons' tails alike (see readSignalAfterStart). Each round
- * also times the floor daemon right after joulegated: what any daemon's call costs on this
- * machine before the daemon does any work.
+ * adds its own JIT warm-up to both daemons' tails alike (see readSignalAfterStart). The rounds
+ * also time the floor daemon, in every order with the sides: what any daemon's call costs on
+ * this machine before the daemon does any work.
  */
 async function readSignalOneC(sides: Side[], c: CPrograms, floor: Callee) {
   const rounds = 6;
   const args = [String(C_CALLS / rounds), '200'];
-  const pings = new Map<Kind, number[]>();
-  const floorUs: number[] = [];
+  const pings = new Map<string, number[]>();
   const out = await figure(
-    sides,
+    [...sides, floor],
     rounds,
-    async (side) => {
-      const us = runCClient(c.client, side, args);
-      pings.set(side.kind, [...(pings.get(side.kind) ?? []), ...us('p')]);
-      if (side.kind === 'joulegate') floorUs.push(...runCClient(c.client, floor, args)('r'));
+    async (callee) => {
+      const us = runCClient(c.client, callee, args);
+      pings.set(callee.kind, [...(pings.get(callee.kind) ?? []), ...us('p')]);
       return us('r');
     },
     withTailShare,
     { calls_each: C_CALLS, client: 'bench/c/dbus_read_client.c (sd-bus, blocking calls)' },
   );
   out.bus_ping_floor = Object.fromEntries([...pings].map(([kind, us]) => [kind, percentiles(us, 1)]));
-  out.daemon_floor = withFloor(floorUs, out);
   return out;
 }
 
 /** 50 C clients of each side, a process and a session each, 40 back-to-back calls each per round. */
 async function readSignalFiftyC(sides: Side[], c: CPrograms, floor: Callee) {
   const args = ['40', '20', '50'];
-  const floorUs: number[] = [];
-  const out = await figure(
-    sides,
+  return figure(
+    [...sides, floor],
     6,
-    async (side) => {
-      if (side.kind === 'joulegate') floorUs.push(...runCClient(c.client, floor, args)('r'));
-      return runCClient(c.client, side, args)('r');
-    },
+    async (callee) => runCClient(c.client, callee, args)('r'),
     withTailShare,
     {
       clients: 50,
       how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
     },
   );
-  out.daemon_floor = withFloor(floorUs, out);
-  return out;
 }
 
 /**
- * The floor daemon's figure (bench/c/dbus_floor_daemon.c, timed in the same rounds) and its p99
- * as a share of GEOPM's: above 0.5, no daemon could show half GEOPM's p99 in that run.
+ * The floor daemon's figure (bench/c/dbus_floor_daemon.c, timed in the same rounds), its p99 as a
+ * share of GEOPM's (above 0.5, no daemon could show half GEOPM's p99 in that run), and how far
+ * joulegated's p99 over the floor's could move (round-interval.ts).
  */
-function withFloor(us: number[], figureOut: Record<string, unknown>) {
-  const floor = withTailShare(us);
+function withFloor(rounds: number[][], joulegateRounds: number[][], figureOut: Record<string, unknown>) {
+  const floor = withTailShare(rounds.flat());
   const geopm = figureOut.geopm as { p99_us: number } | undefined;
+  const overFloor = quantileRatioInterval(joulegateRounds, rounds, 0.99);
   return {
     how: 'bench/c/dbus_floor_daemon.c on a bus of its own, in the same rounds: a service that answers at once with no work of its own (the cost of the bus crossings and wakeups any daemon pays)',
     ...floor,
     ...(geopm ? { p99_over_geopm_p99: round(floor.p99_us / geopm.p99_us) } : {}),
+    ...(overFloor ? { joulegate_p99_over_floor_p99_interval_90: overFloor } : {}),
   };
 }
 
 /**
  * 50 clients of each side: 5 processes × 10 connections (bench/dbus-readers.mjs), 40 calls each;
- * with `floor`, 50 more against the floor daemon, timed right after joulegated's in each round.
+ * with `floor`, 50 more against the floor daemon, timed in the same rounds.
  */
 async function readSignalFifty(sides: Side[], floor: Callee | undefined) {
   const callees: Callee[] = [...sides, ...(floor ? [floor] : [])];
@@ -622,22 +648,10 @@ async function readSignalFifty(sides: Side[], floor: Callee | undefined) {
     // Untimed rounds first, as readSignalOne does: 400 calls per reader process each.
     for (const callee of callees)
       for (let done = 0; done < NODE_CLIENT_WARM_UP; done += 400) await round(callee);
-    const floorUs: number[] = [];
-    const out = await figure(
-      sides,
-      6,
-      async (side) => {
-        if (floor && side.kind === 'joulegate') floorUs.push(...(await round(floor)));
-        return round(side);
-      },
-      withTailShare,
-      {
-        clients: 50,
-        how: `5 processes x 10 connections, ${NODE_CLIENT_WARM_UP} calls per process in untimed rounds, then 40 back-to-back calls per connection per round`,
-      },
-    );
-    if (floor) out.daemon_floor = withFloor(floorUs, out);
-    return out;
+    return await figure(callees, 6, round, withTailShare, {
+      clients: 50,
+      how: `5 processes x 10 connections, ${NODE_CLIENT_WARM_UP} calls per process in untimed rounds, then 40 back-to-back calls per connection per round`,
+    });
   } finally {
     for (const procs of readers.values()) await Promise.all(procs.map((p) => p.end()));
   }
