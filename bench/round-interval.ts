@@ -7,19 +7,9 @@
  * decisive than it is (docs/geopm-side-by-side.md).
  */
 
-const RESAMPLES = 1000;
+import { seededRandom } from '../test/helpers/random.js';
 
-/** Deterministic draws (mulberry32), so a rerun of the same samples prints the same interval. */
-function draws(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+const RESAMPLES = 1000;
 
 /** The q-quantile as bench/shipped.ts's percentiles() takes it (no interpolation). */
 function quantile(values: Float64Array, q: number): number {
@@ -49,7 +39,8 @@ export function quantileRatioInterval(
 ): [low: number, high: number] | undefined {
   const rounds = Math.min(a.length, b.length);
   if (rounds < 4) return undefined;
-  const next = draws(rounds * 7919 + Math.round(q * 1000));
+  // Seeded, so a rerun on the same samples prints the same interval.
+  const next = seededRandom(rounds * 7919 + Math.round(q * 1000));
   const ratios = new Float64Array(RESAMPLES);
   for (let i = 0; i < RESAMPLES; i++) {
     const picks = Array.from({ length: rounds }, () => Math.floor(next() * rounds));

@@ -92,6 +92,15 @@ export class PlatformIO {
     return out;
   }
 
+  /** The first of candidates(), without building the list (the read path asks per call). */
+  private firstCandidate(name: string, kind: 'signal' | 'control'): Backend | undefined {
+    for (let i = this.backends.length - 1; i >= 0; i--) {
+      const b = this.backends[i]!;
+      if (kind === 'signal' ? b.isValidSignal(name) : b.isValidControl(name)) return b;
+    }
+    return undefined;
+  }
+
   signalNames(): string[] {
     return [...new Set(this.backends.flatMap((b) => b.signalNames()))].sort();
   }
@@ -101,16 +110,16 @@ export class PlatformIO {
   }
 
   isValidSignal(name: string): boolean {
-    return this.candidates(name, 'signal').length > 0;
+    return this.firstCandidate(name, 'signal') !== undefined;
   }
 
   isValidControl(name: string): boolean {
-    return this.candidates(name, 'control').length > 0;
+    return this.firstCandidate(name, 'control') !== undefined;
   }
 
   /** The backend that serves a signal (the last registered that has it), if any. */
   signalBackend(name: string): Backend | undefined {
-    return this.candidates(name, 'signal')[0];
+    return this.firstCandidate(name, 'signal');
   }
 
   signalInfo(name: string): SignalInfo {
@@ -120,7 +129,7 @@ export class PlatformIO {
   }
 
   controlInfo(name: string): ControlInfo {
-    const b = this.candidates(name, 'control')[0];
+    const b = this.firstCandidate(name, 'control');
     if (!b) throw new InvalidArgumentError(`no support for control ${name}`);
     return b.controlInfo(name);
   }
@@ -180,6 +189,8 @@ export class PlatformIO {
   ): Promise<T> {
     const cands = this.candidates(name, kind);
     if (cands.length === 0) throw new InvalidArgumentError(`no support for ${kind} ${name}`);
+    // One backend (the usual case): its own answer or its own error, as the loop would give.
+    if (cands.length === 1) return attempt(cands[0]!);
     const errors: unknown[] = [];
     for (const b of cands) {
       try {
@@ -390,8 +401,9 @@ export class PlatformIO {
     return this.firstThatServesAsync(name, 'signal', async (b) => {
       const info = b.signalInfo(name);
       const natives = this.signalIndices(name, info, domain, idx);
+      if (natives.length === 1) return b.readSignal(name, info.domain, natives[0]!);
       const values = await Promise.all(natives.map((i) => b.readSignal(name, info.domain, i)));
-      return values.length === 1 ? values[0]! : aggregate(info.aggregation, values);
+      return aggregate(info.aggregation, values);
     });
   }
 

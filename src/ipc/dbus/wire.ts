@@ -44,8 +44,12 @@ const HEADER_FIELDS: readonly [keyof Message, number, string][] = [
   ['signature', 8, 'g'],
 ];
 
-/** The header's field array: (code, variant) pairs. */
-const HEADER_FIELDS_TYPE = parseSingleType('a(yv)');
+/** Each header field's key by its code (index), for decoding. */
+const FIELD_BY_CODE: (keyof Message | undefined)[] = [];
+for (const [key, code] of HEADER_FIELDS) FIELD_BY_CODE[code] = key;
+
+/** Each header field's value type, parsed once. */
+const FIELD_TYPES = HEADER_FIELDS.map(([, , type]) => parseSingleType(type));
 
 /** Largest message the D-Bus specification allows (128 MiB). */
 export const MAX_MESSAGE_SIZE = 128 * 1024 * 1024;
@@ -70,15 +74,20 @@ function alignment(type: string): number {
   }
 }
 
+/**
+ * Marshals into one growing buffer. Its memory is not zeroed (allocUnsafe: small ones are slices
+ * of Node's shared pool, not an allocation each): every byte up to `length` is written, padding
+ * included.
+ */
 class Writer {
-  private buf = Buffer.alloc(256);
+  private buf = Buffer.allocUnsafe(256);
   length = 0;
 
   private ensure(n: number): void {
     if (this.length + n <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.length + n) size *= 2;
-    const next = Buffer.alloc(size);
+    const next = Buffer.allocUnsafe(size);
     this.buf.copy(next, 0, 0, this.length);
     this.buf = next;
   }
@@ -88,12 +97,6 @@ class Writer {
     this.ensure(pad);
     this.buf.fill(0, this.length, this.length + pad);
     this.length += pad;
-  }
-
-  bytes(data: Buffer): void {
-    this.ensure(data.length);
-    data.copy(this.buf, this.length);
-    this.length += data.length;
   }
 
   u8(v: number): void {
@@ -154,21 +157,25 @@ class Writer {
     }
   }
 
+  /** Written in place: its UTF-8 length first, then the text (no intermediate Buffer). */
   string(type: string, v: WireValue): void {
     if (typeof v !== 'string') badValue(type, v);
-    const data = Buffer.from(v as string, 'utf8');
-    if (data.includes(0)) throw new TypeError('D-Bus strings cannot contain NUL');
+    const text = v as string;
+    // In UTF-8 only U+0000 encodes as a NUL byte.
+    if (text.includes('\0')) throw new TypeError('D-Bus strings cannot contain NUL');
+    const size = Buffer.byteLength(text, 'utf8');
     if (type === 'g') {
-      if (data.length > 255) throw new TypeError('signature longer than 255 bytes');
-      this.u8(data.length);
+      if (size > 255) throw new TypeError('signature longer than 255 bytes');
+      this.u8(size);
     } else {
       this.align(4);
       this.ensure(4);
-      this.buf.writeUInt32LE(data.length, this.length);
+      this.buf.writeUInt32LE(size, this.length);
       this.length += 4;
     }
-    this.bytes(data);
-    this.u8(0);
+    this.ensure(size + 1);
+    this.length += this.buf.write(text, this.length, size, 'utf8');
+    this.buf[this.length++] = 0;
   }
 
   value(node: SignatureType, v: WireValue): void {
@@ -233,31 +240,48 @@ export function encodeBody(signature: string, body: readonly WireValue[]): Buffe
     throw new TypeError(`signature '${signature}' has ${tree.length} values, body has ${body.length}`);
   }
   const w = new Writer();
+  writeBody(w, tree, body);
+  return w.result();
+}
+
+function writeBody(w: Writer, tree: readonly SignatureType[], body: readonly WireValue[]): void {
   tree.forEach((node, i) => {
     w.value(node, body[i]!);
   });
-  return w.result();
 }
 
 export function encodeMessage(msg: Message): Buffer {
   const signature = msg.signature ?? '';
-  const body = signature === '' ? Buffer.alloc(0) : encodeBody(signature, msg.body);
-  const fields: WireValue[] = [];
-  for (const [key, code, type] of HEADER_FIELDS) {
-    const v = msg[key];
-    if (v === undefined || v === '') continue;
-    fields.push([code, [type, v as WireValue]]);
+  // No signature, no body: whatever `body` holds (or whether it is there at all) is not read.
+  const tree = signature === '' ? [] : parseTypes(signature);
+  if (signature !== '' && tree.length !== msg.body.length) {
+    throw new TypeError(`signature '${signature}' has ${tree.length} values, body has ${msg.body.length}`);
   }
+  // Header and body in one buffer: the body starts 8-aligned, so its alignment counted from the
+  // message's start is the same as from its own; its length is filled in once written.
   const w = new Writer();
   w.u8(0x6c); // 'l': little endian
   w.u8(msg.type);
   w.u8(msg.flags);
   w.u8(1); // protocol version
-  w.fixed('u', body.length);
+  w.fixed('u', 0); // body length, below
   w.fixed('u', msg.serial);
-  w.value(HEADER_FIELDS_TYPE, fields);
+  // The fields: an array of (code, variant) structs, each 8-aligned.
+  w.fixed('u', 0);
+  const fieldsStart = w.length;
+  HEADER_FIELDS.forEach(([key, code, type], i) => {
+    const v = msg[key];
+    if (v === undefined || v === '') return;
+    w.align(8);
+    w.u8(code);
+    w.string('g', type);
+    w.value(FIELD_TYPES[i]!, v as WireValue);
+  });
+  w.u32At(12, w.length - fieldsStart);
   w.align(8);
-  w.bytes(body);
+  const bodyStart = w.length;
+  if (signature !== '') writeBody(w, tree, msg.body);
+  w.u32At(4, w.length - bodyStart);
   const out = w.result();
   if (out.length > MAX_MESSAGE_SIZE) throw new TypeError('D-Bus message larger than 128 MiB');
   return out;
@@ -355,6 +379,12 @@ class Reader {
         return this.fixed(node.type);
     }
   }
+
+  /** A variant's value alone (its signature read first, not returned): for header fields. */
+  variant(depth: number): WireValue {
+    const sig = this.string('g');
+    return this.value(parseSingleType(sig), depth + 1);
+  }
 }
 
 /** Decodes a body; throws on a body that does not match its signature. */
@@ -411,21 +441,38 @@ export function decodeHeader(buf: Buffer): MessageHeader {
   head.fixed('y'); // protocol version
   const bodyLength = head.fixed('u') as number;
   const serial = head.fixed('u') as number;
-  const fields = head.value(HEADER_FIELDS_TYPE) as [number, [string, WireValue]][];
-  head.align(8);
+  // Every field present (undefined where absent), in one order: all headers share one shape.
   const msg: MessageHeader = {
     type,
     flags,
     serial,
+    path: undefined,
+    interface: undefined,
+    member: undefined,
+    errorName: undefined,
+    replySerial: undefined,
+    destination: undefined,
+    sender: undefined,
+    signature: undefined,
     body: [],
     bodyLength,
-    bodyStart: head.pos,
+    bodyStart: 0,
     littleEndian: le,
   };
-  for (const [code, [, value]] of fields) {
-    const field = HEADER_FIELDS.find((f) => f[1] === code);
-    if (field) (msg as unknown as Record<string, unknown>)[field[0]] = value;
+  // The fields array a(yv), read in place: each (code, variant) struct 8-aligned.
+  const fieldsLength = head.fixed('u') as number;
+  head.align(8);
+  const end = head.pos + fieldsLength;
+  if (end > buf.length) throw new RangeError('D-Bus array longer than its message');
+  while (head.pos < end) {
+    head.align(8);
+    const code = head.fixed('y') as number;
+    const value = head.variant(1);
+    const key = FIELD_BY_CODE[code];
+    if (key) (msg as unknown as Record<string, unknown>)[key] = value;
   }
+  head.align(8);
+  msg.bodyStart = head.pos;
   return msg;
 }
 
@@ -434,7 +481,22 @@ export function decodeHeader(buf: Buffer): MessageHeader {
  * that does not match its signature is reported in `bodyError`, not thrown.
  */
 export function decodeBodyOf(header: MessageHeader, buf: Buffer): DecodedMessage {
-  const { bodyLength, bodyStart, littleEndian, ...msg } = header;
+  const { bodyLength, bodyStart, littleEndian } = header;
+  const msg: DecodedMessage = {
+    type: header.type,
+    flags: header.flags,
+    serial: header.serial,
+    path: header.path,
+    interface: header.interface,
+    member: header.member,
+    errorName: header.errorName,
+    replySerial: header.replySerial,
+    destination: header.destination,
+    sender: header.sender,
+    signature: header.signature,
+    body: header.body,
+    bodyError: undefined,
+  };
   if (msg.signature && bodyLength > 0) {
     try {
       msg.body = decodeBody(
