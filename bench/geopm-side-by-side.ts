@@ -303,8 +303,10 @@ async function figure<C extends Callee, S extends Record<string, number>>(
   const before = loadAverage();
   const byRound = await interleaved(callees, rounds, measure);
   const out: Record<string, unknown> = { ...extra };
-  for (const [kind, values] of byRound)
-    if (kind !== 'floor') out[kind] = { samples: values.flat().length, ...summary(values.flat()) };
+  for (const [kind, values] of byRound) {
+    const all = values.flat();
+    if (kind !== 'floor') out[kind] = { samples: all.length, ...summary(all) };
+  }
   const jg = out.joulegate as S;
   const geopm = out.geopm as S | undefined;
   if (geopm) {

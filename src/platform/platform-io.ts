@@ -38,6 +38,11 @@ export function saveFileName(backendName: string): string {
  * registered later win; an earlier backend offering the same name serves as fallback when the
  * later one cannot serve a request.
  */
+/** Whether `b` offers the signal or control `name`. */
+function serves(b: Backend, name: string, kind: 'signal' | 'control'): boolean {
+  return kind === 'signal' ? b.isValidSignal(name) : b.isValidControl(name);
+}
+
 export class PlatformIO {
   readonly topology: Topology;
   private readonly backends: Backend[] = [];
@@ -84,21 +89,12 @@ export class PlatformIO {
   }
 
   private candidates(name: string, kind: 'signal' | 'control'): Backend[] {
-    const out: Backend[] = [];
-    for (let i = this.backends.length - 1; i >= 0; i--) {
-      const b = this.backends[i]!;
-      if (kind === 'signal' ? b.isValidSignal(name) : b.isValidControl(name)) out.push(b);
-    }
-    return out;
+    return this.backends.filter((b) => serves(b, name, kind)).reverse();
   }
 
   /** The first of candidates(), without building the list (the read path asks per call). */
   private firstCandidate(name: string, kind: 'signal' | 'control'): Backend | undefined {
-    for (let i = this.backends.length - 1; i >= 0; i--) {
-      const b = this.backends[i]!;
-      if (kind === 'signal' ? b.isValidSignal(name) : b.isValidControl(name)) return b;
-    }
-    return undefined;
+    return this.backends.findLast((b) => serves(b, name, kind));
   }
 
   signalNames(): string[] {

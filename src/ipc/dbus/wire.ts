@@ -235,13 +235,18 @@ function intIn(v: WireValue, lo: number, hi: number, type: string): number {
 
 /** Marshals a body (without the message header) for `signature`. */
 export function encodeBody(signature: string, body: readonly WireValue[]): Buffer {
+  const w = new Writer();
+  writeBody(w, bodyTypes(signature, body), body);
+  return w.result();
+}
+
+/** The parsed types of `signature`, checked to be as many as the body's values. */
+function bodyTypes(signature: string, body: readonly WireValue[]): readonly SignatureType[] {
   const tree = parseTypes(signature);
   if (tree.length !== body.length) {
     throw new TypeError(`signature '${signature}' has ${tree.length} values, body has ${body.length}`);
   }
-  const w = new Writer();
-  writeBody(w, tree, body);
-  return w.result();
+  return tree;
 }
 
 function writeBody(w: Writer, tree: readonly SignatureType[], body: readonly WireValue[]): void {
@@ -253,10 +258,7 @@ function writeBody(w: Writer, tree: readonly SignatureType[], body: readonly Wir
 export function encodeMessage(msg: Message): Buffer {
   const signature = msg.signature ?? '';
   // No signature, no body: whatever `body` holds (or whether it is there at all) is not read.
-  const tree = signature === '' ? [] : parseTypes(signature);
-  if (signature !== '' && tree.length !== msg.body.length) {
-    throw new TypeError(`signature '${signature}' has ${tree.length} values, body has ${msg.body.length}`);
-  }
+  const tree = signature === '' ? [] : bodyTypes(signature, msg.body);
   // Header and body in one buffer: the body starts 8-aligned, so its alignment counted from the
   // message's start is the same as from its own; its length is filled in once written.
   const w = new Writer();
@@ -280,7 +282,7 @@ export function encodeMessage(msg: Message): Buffer {
   w.u32At(12, w.length - fieldsStart);
   w.align(8);
   const bodyStart = w.length;
-  if (signature !== '') writeBody(w, tree, msg.body);
+  if (tree.length > 0) writeBody(w, tree, msg.body);
   w.u32At(4, w.length - bodyStart);
   const out = w.result();
   if (out.length > MAX_MESSAGE_SIZE) throw new TypeError('D-Bus message larger than 128 MiB');
