@@ -2,8 +2,9 @@
  * joulegated next to GEOPM 3.1's own daemon (geopmd) and clients, on this machine, in one run
  * (issue 27; how to build the reference: docs/geopm-side-by-side.md). Each daemon runs on a
  * private bus of its own, in a mount namespace of its own (`unshare -m`) with private overlays
- * on /run and /etc (and, for GEOPM, on /usr/bin, where geopmd looks for geopmread/geopmwrite),
- * so its /run/geopm and /etc/geopm are its own and the host's are never touched. Both are driven
+ * on /run and /etc (and, for GEOPM, on /usr/bin, where geopmd looks for geopmread/geopmwrite)
+ * and a tmpfs on /run/geopm, so its /run/geopm and /etc/geopm are its own and the host's are
+ * never touched. Both are driven
  * by the same client code (dist/'s GeopmClient and BatchClient), the sides interleaved round by
  * round (A B, then B A, ...) so both see the same machine load. Each figure is printed for both,
  * with the ratio joulegate / GEOPM and the 1-minute load average around it:
@@ -113,8 +114,11 @@ interface Side {
 
 /**
  * Run by `unshare -m --propagation private` before the daemon: private overlays on /run and
- * /etc (their changes land under the side's work directory), /run/geopm made there, and for
- * GEOPM an overlay on /usr/bin holding geopmread/geopmwrite. Then execs the daemon.
+ * /etc (their changes land under the side's work directory), a tmpfs of its own on /run/geopm,
+ * and for GEOPM an overlay on /usr/bin holding geopmread/geopmwrite. Then execs the daemon.
+ * /run/geopm is a tmpfs as on the nodes both daemons are made for (systemd mounts /run as one);
+ * here /run sits on the VM's disk, where each session file a daemon creates or removes went
+ * through the filesystem journal, on either side.
  */
 const NAMESPACE_SETUP = `set -e
 w=$1; shift
@@ -123,6 +127,7 @@ for d in run etc; do
   mount -t overlay overlay -o "lowerdir=/$d,upperdir=$w/$d.upper,workdir=$w/$d.work" "/$d"
 done
 mkdir -p -m 711 /run/geopm
+mount -t tmpfs -o mode=0711 tmpfs /run/geopm
 if [ -d "$w/bin.upper" ]; then
   mkdir -p "$w/bin.work"
   mount -t overlay overlay -o "lowerdir=/usr/bin,upperdir=$w/bin.upper,workdir=$w/bin.work" /usr/bin

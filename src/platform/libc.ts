@@ -9,8 +9,9 @@ import { loadKoffi } from './ffi.js';
  *   the one-byte FIFO messages (fs.readSync/writeSync cost about 1.5 µs more per call in libuv
  *   request setup, which doubled a batch round trip: bench/batch.ts), and pread for the files a
  *   batch server polls (see PolledFile).
- * - Client processes: getsid, sysconf for the clock tick, and pidfd_open (through syscall) with
- *   poll and close, to learn with one system call whether a process has exited.
+ * - Client processes: getsid, sysconf for the clock tick, clock_gettime for the boot-time clock
+ *   that process start times count in, and pidfd_open (through syscall) with poll and close, to
+ *   learn with one system call whether a process has exited.
  * - A batch server's placement next to its client: sched_getcpu and sched_get/setaffinity.
  * - The daemon's single-instance lock on its run directory: flock.
  * - NSS user and group lookups (getpw*_r, getgr*_r, getgrouplist), so LDAP/SSSD users resolve
@@ -33,6 +34,8 @@ export interface Libc {
   flock(fd: number, operation: number): number;
   getsid(pid: number): number;
   sysconf(name: number): number;
+  /** `ts` is a struct timespec: two 64-bit fields, seconds and nanoseconds (64-bit Linux). */
+  clock_gettime(clock: number, ts: Buffer): number;
   /** pidfd_open(2) goes through syscall(2): glibc before 2.36 has no wrapper. */
   syscall(number: number, ...rest: unknown[]): number;
   poll(fds: Buffer, nfds: number, timeout: number): number;
@@ -87,6 +90,7 @@ export function libc(): Libc {
     flock: lib.func('int flock(int fd, int operation)'),
     getsid: lib.func('int getsid(int pid)'),
     sysconf: lib.func('long sysconf(int name)'),
+    clock_gettime: lib.func('int clock_gettime(int clock, void *ts)'),
     syscall: lib.func('long syscall(long number, ...)'),
     poll: lib.func('int poll(void *fds, unsigned long nfds, int timeout)'),
     close: lib.func('int close(int fd)'),

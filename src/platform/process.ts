@@ -50,15 +50,49 @@ function readProc(pid: number, file: string): string | undefined {
 
 const isZombie = (status: string) => /^State:\s*Z/m.test(status);
 
+/** What /proc/<pid>/status says of a live process; undefined when it is gone or a zombie. */
+function liveStatus(pid: number): { uid: number; gid: number; capEff: bigint } | undefined {
+  const status = readProc(pid, 'status');
+  // A zombie has exited: it can no longer talk to us, and its pid is about to be reused.
+  if (status === undefined || isZombie(status)) return undefined;
+  return parseStatus(status);
+}
+
+/** A process's identity and its effective capabilities, read together (processFacts). */
+export interface ProcessFacts extends ProcessIdentity {
+  capEff: bigint;
+}
+
+/**
+ * Identity and capabilities of a live process, or undefined when it does not exist (or
+ * vanished meanwhile). The status (ids, capabilities) is read before the stat (start time): a
+ * start time that still matches the one expected says the status was that process's too,
+ * since a pid is given to a new process only after the old one is gone.
+ */
+export function processFacts(pid: number): ProcessFacts | undefined {
+  const status = liveStatus(pid);
+  const stat = status && readProc(pid, 'stat');
+  if (status === undefined || stat === undefined) return undefined;
+  return { pid, uid: status.uid, gid: status.gid, startTicks: parseStartTicks(stat), capEff: status.capEff };
+}
+
 /** Identity of a live process, or undefined when it does not exist (or vanished meanwhile). */
 export function processIdentity(pid: number): ProcessIdentity | undefined {
-  const stat = readProc(pid, 'stat');
-  const status = readProc(pid, 'status');
-  if (stat === undefined || status === undefined) return undefined;
-  // A zombie has exited: it can no longer talk to us, and its pid is about to be reused.
-  if (isZombie(status)) return undefined;
-  const s = parseStatus(status);
-  return { pid, uid: s.uid, gid: s.gid, startTicks: parseStartTicks(stat) };
+  const facts = processFacts(pid);
+  return facts && { pid, uid: facts.uid, gid: facts.gid, startTicks: facts.startTicks };
+}
+
+/**
+ * Effective uid and gid of a live process (its status alone); undefined when gone or a zombie.
+ * Which process that was is for the caller to confirm afterwards (a pidfd, a start time).
+ */
+export function processIds(pid: number): { uid: number; gid: number } | undefined {
+  return liveStatus(pid);
+}
+
+/** Whether CAP_SYS_ADMIN is in an effective capability set (CapEff of /proc/<pid>/status). */
+export function capSysAdminIn(capEff: bigint): boolean {
+  return ((capEff >> CAP_SYS_ADMIN_BIT) & 1n) === 1n;
 }
 
 /**
@@ -80,14 +114,36 @@ export function isRunning(pid: number, startTicks: number): boolean {
 
 /**
  * Now, in the clock of process start times (field 22 of /proc/<pid>/stat): ticks since boot,
- * suspend included, from /proc/uptime. Both truncate to 1/100 s, so a process that started
- * before a moment this returns never shows a later start time.
+ * suspend included (CLOCK_BOOTTIME, the clock /proc/uptime shows). Both are that clock truncated
+ * to 1/100 s, so a process that started before a moment this returns never shows a later start
+ * time. Asked for every connection that joins the bus: one clock_gettime, where reading
+ * /proc/uptime took an open, a read and a close.
  */
 export function ticksSinceBoot(): number {
-  const [whole = '0', fraction = ''] = readFileSync('/proc/uptime', 'utf8').split(' ')[0]!.split('.');
-  const centiseconds = Number(whole) * 100 + Number(fraction.padEnd(2, '0').slice(0, 2));
   clockTicks ??= sysconfClockTicks();
-  return Math.floor((centiseconds * clockTicks) / 100);
+  return Math.floor((bootClockCentiseconds() * clockTicks) / 100);
+}
+
+const CLOCK_BOOTTIME = 7;
+const timespec = Buffer.alloc(16);
+
+/** CLOCK_BOOTTIME in whole 1/100 s; from /proc/uptime where libc cannot be called. */
+function bootClockCentiseconds(): number {
+  let ok = false;
+  try {
+    ok = libc().clock_gettime(CLOCK_BOOTTIME, timespec) === 0;
+  } catch {
+    ok = false; // no koffi here
+  }
+  if (ok)
+    return Number(timespec.readBigInt64LE(0)) * 100 + Math.floor(Number(timespec.readBigInt64LE(8)) / 1e7);
+  return parseUptimeCentiseconds(readFileSync('/proc/uptime', 'utf8'));
+}
+
+/** The first figure of /proc/uptime ("12345.67 …") in whole 1/100 s. */
+export function parseUptimeCentiseconds(text: string): number {
+  const [whole = '0', fraction = ''] = text.split(' ')[0]!.split('.');
+  return Number(whole) * 100 + Number(fraction.padEnd(2, '0').slice(0, 2));
 }
 
 /**
@@ -123,7 +179,7 @@ export function hasCapSysAdmin(pid: number): boolean {
   const status = readProc(pid, 'status');
   if (status === undefined) return false;
   try {
-    return ((parseStatus(status).capEff >> CAP_SYS_ADMIN_BIT) & 1n) === 1n;
+    return capSysAdminIn(parseStatus(status).capEff);
   } catch {
     return false;
   }

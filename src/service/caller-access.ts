@@ -1,5 +1,5 @@
 import { PermissionError } from '../platform/errors.js';
-import { hasCapSysAdmin, processIdentity } from '../platform/process.js';
+import { capSysAdminIn, type ProcessFacts, processFacts } from '../platform/process.js';
 import type { AccessLists, AccessSet, Catalog } from './access/index.js';
 import { groupNamesOfAsync, userByIdAsync } from './access/nss.js';
 
@@ -21,13 +21,16 @@ export interface Caller {
 }
 
 /**
- * Whether the caller's pid still names the process that opened its connection (one /proc
- * read): asked before anything is granted on the strength of that process's rights.
+ * The caller's process as /proc shows it now, if the caller's pid still names the process that
+ * opened its connection (start time and uid): asked before anything is granted on the strength
+ * of that process's rights.
  */
-export function isCallerProcessAlive(caller: Caller): boolean {
-  if (caller.startTicks === undefined) return false;
-  const now = processIdentity(caller.pid);
-  return now !== undefined && now.startTicks === caller.startTicks && now.uid === caller.uid;
+function callerProcessNow(caller: Caller): ProcessFacts | undefined {
+  if (caller.startTicks === undefined) return undefined;
+  const now = processFacts(caller.pid);
+  return now !== undefined && now.startTicks === caller.startTicks && now.uid === caller.uid
+    ? now
+    : undefined;
 }
 
 /** What a calling process may do: admin rights, and its signal and control lists. */
@@ -40,12 +43,13 @@ export class CallerAccess {
 
   /**
    * CAP_SYS_ADMIN in the effective set of the connection's own process. The capabilities are
-   * read before the identity is checked: if the identity still matches afterwards, the pid
+   * read before the start time (processFacts): if the identity still matches afterwards, the pid
    * named the caller's process all along (it cannot exit and come back), so the capabilities
    * were its own.
    */
   isAdmin(caller: Caller): boolean {
-    return caller.startTicks !== undefined && hasCapSysAdmin(caller.pid) && isCallerProcessAlive(caller);
+    const now = callerProcessNow(caller);
+    return now !== undefined && capSysAdminIn(now.capEff);
   }
 
   requireAdmin(caller: Caller, method: string): void {

@@ -17,6 +17,14 @@ export const SAVE_FILES = 'SAVE_FILES';
  * holder's pid lives in CONTROL_LOCK so a restarted daemon knows whom the saved state belongs to.
  */
 export class ControlLock {
+  /**
+   * CONTROL_LOCK as last read or written: the daemon is its only writer (the run directory is
+   * its own, 0700), so it is read from disk once, at the first question (a restarted daemon
+   * learns there whom the saved state belongs to), and after a write that failed. Every session
+   * close asks; a file read there cost each close an lstat, an open, a read and a close.
+   */
+  private known: { holder: number | undefined } | undefined;
+
   constructor(
     private readonly runDir: string,
     private readonly pio: PlatformIO,
@@ -29,6 +37,11 @@ export class ControlLock {
 
   /** Pid (or session id) holding write mode, or undefined when free. */
   holder(): number | undefined {
+    this.known ??= { holder: this.readHolder() };
+    return this.known.holder;
+  }
+
+  private readHolder(): number | undefined {
     const text = secureReadFile(this.path(CONTROL_LOCK), { log: this.log })?.trim();
     if (!text) return undefined;
     const pid = Number(text);
@@ -37,6 +50,13 @@ export class ControlLock {
       return undefined;
     }
     return pid;
+  }
+
+  /** Writes CONTROL_LOCK (empty: free); what is known of it is what reached the disk. */
+  private writeHolder(pid: number | undefined): void {
+    this.known = undefined;
+    secureMakeFile(this.path(CONTROL_LOCK), pid === undefined ? '' : `${pid}\n`);
+    this.known = { holder: pid };
   }
 
   adminLocked(): boolean {
@@ -80,7 +100,7 @@ export class ControlLock {
       throw err;
     }
     renameSync(tmp, saveDir);
-    secureMakeFile(this.path(CONTROL_LOCK), `${writePid}\n`);
+    this.writeHolder(writePid);
     this.log(
       `joulegated: write mode taken by pid ${writePid} (requested by pid ${requester}); controls saved`,
     );
@@ -116,6 +136,6 @@ export class ControlLock {
         `Warning: joulegated: write mode of pid ${holder} ended (${reason}) but ${SAVE_FILES} is missing`,
       );
     }
-    secureMakeFile(this.path(CONTROL_LOCK), '');
+    this.writeHolder(undefined);
   }
 }

@@ -1,11 +1,11 @@
 import { errorMessage, InvalidArgumentError, JoulegateError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { isSameProcess, processIdentity } from '../platform/process.js';
+import { processIdentity } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
 import { DEFAULT_BATCH_SETTINGS } from './batch-settings.js';
-import { type Caller, isCallerProcessAlive } from './caller-access.js';
+import type { Caller } from './caller-access.js';
 import { NoSessionError } from './errors.js';
 import { LIMITS } from './limits.js';
 import { Mutex } from './mutex.js';
@@ -330,8 +330,9 @@ export class SessionManager {
         `Operation '${method}' not allowed without an open session. Client PID: ${caller.pid}`,
       );
     }
-    if (belongsTo(rec, caller) && isCallerProcessAlive(caller)) return rec;
-    if (!isSameProcess(identityOf(rec))) {
+    const running = this.processes.isSame(identityOf(rec));
+    if (running && belongsTo(rec, caller)) return rec;
+    if (!running) {
       await this.closeCompletely(caller.pid, 'process exited or pid reused');
       throw new NoSessionError(`Session of PID ${caller.pid} was closed: its process has exited`);
     }
@@ -367,12 +368,12 @@ export class SessionManager {
     for (let i = 0; i < all.length; i++) {
       // Two /proc reads a session: calls waiting meanwhile go first every few dozen sessions.
       if (i > 0 && i % POLL_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
-      if (!isSameProcess(identityOf(all[i]!))) dead.push(all[i]!);
+      if (!this.processes.isSame(identityOf(all[i]!))) dead.push(all[i]!);
     }
     if (dead.length === 0) return;
     await this.mutex.run(async () => {
       for (const rec of dead) {
-        if (this.sessions.get(rec.client_pid) === rec && !isSameProcess(identityOf(rec)))
+        if (this.sessions.get(rec.client_pid) === rec && !this.processes.isSame(identityOf(rec)))
           await this.closeCompletely(rec.client_pid, 'process exited');
       }
     });
@@ -405,13 +406,14 @@ export class SessionManager {
     const rec = this.sessions.get(caller.pid);
     // Only for the live owner: a connection whose process has exited (a child holds it now)
     // must not keep the session alive with new references.
-    if (rec && belongsTo(rec, caller) && isCallerProcessAlive(caller)) {
+    const running = rec !== undefined && this.processes.isSame(identityOf(rec));
+    if (rec && running && belongsTo(rec, caller)) {
       rec.reference_count = (rec.reference_count ?? 1) + 1;
       this.sessions.put(rec);
       return rec;
     }
     if (rec) {
-      if (isSameProcess(identityOf(rec))) {
+      if (running) {
         throw new NoSessionError(
           `PID ${caller.pid} now names another process than the one that opened this connection`,
         );

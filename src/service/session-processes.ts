@@ -1,4 +1,4 @@
-import { isRunning } from '../platform/process.js';
+import { isRunning, type ProcessIdentity, processIds } from '../platform/process.js';
 import { ProcessHandle } from '../platform/process-handle.js';
 
 /**
@@ -30,6 +30,22 @@ export class SessionProcesses {
       this.handles.set(pid, handle);
     }
     return handle.running();
+  }
+
+  /**
+   * Whether the process of `identity` still runs with its uid and gid (a process may change
+   * them; its session then no longer matches). One read of its status, then one poll of its
+   * handle: the poll, after the read, says the status was that process's (its pid goes to no
+   * other while it has not exited). isSameProcess reads its stat as well.
+   */
+  isSame(identity: ProcessIdentity): boolean {
+    const ids = processIds(identity.pid);
+    return (
+      ids !== undefined &&
+      ids.uid === identity.uid &&
+      ids.gid === identity.gid &&
+      this.running(identity.pid, identity.startTicks)
+    );
   }
 
   /** The session of `pid` closed: its handle goes. */

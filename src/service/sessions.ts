@@ -37,9 +37,10 @@ export function identityOf(rec: SessionRecord): ProcessIdentity {
 
 /**
  * Session records in memory, mirrored to `session-<pid>.json` (0600, atomic) so a restarted
- * daemon keeps its clients. The files are written off the event loop, one write at a time per
- * pid (each takes the record as it is then, so changes made meanwhile are written together):
- * no client waits for another's file, and the event loop never waits for the disk.
+ * daemon keeps its clients. A file is written just after the change that makes it (in a
+ * microtask, on the event loop: see secureWriteRecord for why not on the thread pool), one
+ * write at a time per pid, each taking the record as it is then, so changes made meanwhile are
+ * written together.
  */
 export class SessionStore {
   private readonly sessions = new Map<number, SessionRecord>();

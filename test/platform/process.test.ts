@@ -8,6 +8,7 @@ import {
   isSameProcess,
   parseStartTicks,
   parseStatus,
+  parseUptimeCentiseconds,
   processExists,
   processIdentity,
   ticksSinceBoot,
@@ -66,6 +67,23 @@ test('isRunning: this process yes; another start time, a reaped pid and non-pids
   const reaped = spawnSync('true').pid!;
   assert.equal(isRunning(reaped, 0), false);
   for (const pid of [0, -1, 1.5]) assert.equal(isRunning(pid, 0), false, `pid ${pid}`);
+});
+
+test('ticksSinceBoot reads the clock /proc/uptime shows, truncated the same way', () => {
+  // Clock ticks are 100 a second on every Linux platform joulegate runs on (USER_HZ).
+  const uptime = () => parseUptimeCentiseconds(readFileSync('/proc/uptime', 'utf8'));
+  for (let i = 0; i < 20; i++) {
+    const before = uptime();
+    const now = ticksSinceBoot();
+    const after = uptime();
+    assert.ok(before <= now && now <= after, `uptime ${before}..${after}, ticksSinceBoot ${now}`);
+  }
+});
+
+test('parseUptimeCentiseconds: whole and partial fractions, no fraction', () => {
+  assert.equal(parseUptimeCentiseconds('12345.67 999.00\n'), 1234567);
+  assert.equal(parseUptimeCentiseconds('12.5 1.0'), 1250);
+  assert.equal(parseUptimeCentiseconds('7 1'), 700);
 });
 
 test('ticksSinceBoot is the clock of process start times: a process started later shows a later start', async () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { test } from 'node:test';
 import { processIdentity } from '../../src/platform/process.js';
 import { SessionProcesses } from '../../src/service/session-processes.js';
@@ -24,4 +26,35 @@ test('session processes: one handle per session, replaced for a recycled pid, cl
   processes.forget(process.pid);
   assert.equal(processes.size, 0);
   assert.equal(pidfds(), before);
+});
+
+test('session processes: isSame is the same process with the same uid and gid, and not once it has exited', async () => {
+  const processes = new SessionProcesses();
+  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  try {
+    await once(child, 'spawn');
+    const identity = processIdentity(child.pid!)!;
+    assert.equal(processes.isSame(identity), true);
+    assert.equal(processes.size, 1, 'the first question opens the handle later ones poll');
+    assert.equal(processes.isSame(identity), true);
+    assert.equal(processes.isSame({ ...identity, uid: identity.uid + 1 }), false, 'another uid');
+    assert.equal(processes.isSame({ ...identity, gid: identity.gid + 1 }), false, 'another gid');
+    child.kill('SIGKILL');
+    // Not yet reaped: a zombie has exited all the same.
+    while (processes.isSame(identity)) await new Promise((resolve) => setTimeout(resolve, 5));
+    await exited;
+    assert.equal(processes.isSame(identity), false, 'reaped');
+  } finally {
+    child.kill('SIGKILL');
+    processes.forget(child.pid!);
+  }
+});
+
+test('session processes: isSame never passes a later process on a recycled pid (another start time)', () => {
+  const processes = new SessionProcesses();
+  const me = processIdentity(process.pid)!;
+  assert.equal(processes.isSame({ ...me, startTicks: me.startTicks - 1 }), false);
+  assert.equal(processes.isSame(me), true);
+  processes.forget(process.pid);
 });
