@@ -13,6 +13,7 @@
  *     daemons and clients;
  *   - PlatformReadSignal("TIME", board, 0): p50/p99 of 1 client and of 50 (bench/dbus-readers.mjs),
  *     and again from a C client (bench/c/dbus_read_client.c, sd-bus), which adds no tail of its own;
+ *   - each daemon's CPU per client life (connect, open a session, close it, leave), 50 at once;
  *   - PlatformStartBatch (+ StopBatch) 30 back to back, and with 0.5 s pauses: p50;
  *   - batch client connect + one read + "q" to the server + PlatformStopBatch;
  *   - batch server CPU per sample: `session -p 0.001 -t 10` on SERVICE::TIME by GEOPM's
@@ -478,7 +479,10 @@ interface Callee {
  * The floor daemon (bench/c/dbus_floor_daemon.c: answers at once, no work, no state) on a bus
  * of its own, each in a session of its own as the daemons are.
  */
-async function startFloorDaemon(work: string, path: string): Promise<Callee & { stop(): Promise<void> }> {
+async function startFloorDaemon(
+  work: string,
+  path: string,
+): Promise<Callee & { pid: number; stop(): Promise<void> }> {
   const dir = join(work, 'floor');
   mkdirSync(dir, { mode: 0o755 });
   const bus = await startBus(dir);
@@ -492,7 +496,7 @@ async function startFloorDaemon(work: string, path: string): Promise<Callee & { 
     await bus.stop(daemon);
     throw new Error(`floor daemon: ${(err as Error).message}`);
   }
-  return { kind: 'floor', address: bus.address, stop: () => bus.stop(daemon) };
+  return { kind: 'floor', address: bus.address, pid: daemon.pid!, stop: () => bus.stop(daemon) };
 }
 
 /** The C client's timings of one run against `side`, by kind ("r" ReadSignal, "p" bus Ping), µs. */
@@ -611,6 +615,47 @@ async function readSignalFiftyC(sides: Side[], c: CPrograms, floor: Callee) {
       how: 'bench/c/dbus_read_client.c: 50 processes, each its own connection and session, warmed up, then all at once 40 back-to-back calls each per round',
     },
   );
+}
+
+/** CPU (schedstat: exact, all threads) that `pid` and every process below it have used, ns. */
+function treeCpuNs(pid: number): number {
+  let ns = 0;
+  for (const member of descendants(processTable(), pid)) {
+    try {
+      for (const tid of readdirSync(`/proc/${member}/task`))
+        ns += Number(readFileSync(`/proc/${member}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ns;
+}
+
+/**
+ * What a client's life costs each daemon: per round, 50 C clients at once each connect, open a
+ * session, close it and leave, with no call in between; the daemon's CPU (its process tree, all
+ * threads) over the round, per client. The clients of the 50-client ReadSignal figures live such
+ * lives too, and the first to finish close while the others' calls are still timed.
+ */
+async function clientLifeCpu(sides: Side[], c: CPrograms, floor: Callee & { pid: number }) {
+  const callees = [...sides, floor];
+  const life = (callee: Callee & { pid: number }) => {
+    const before = treeCpuNs(callee.pid);
+    runCClient(c.client, callee, ['0', '0', '50']);
+    return (treeCpuNs(callee.pid) - before) / 1000 / 50;
+  };
+  for (const callee of callees) life(callee); // untimed: the paths a new client takes, compiled
+  const before = loadAverage();
+  const byRound = await interleaved(callees, 6, async (callee) => [life(callee)]);
+  const perClient = (kind: string) => round(median(byRound.get(kind)!.flat()), 1);
+  const out: Record<string, unknown> = {
+    how: "bench/c/dbus_read_client.c with no calls: per round 50 processes at once, each connecting, opening a session, closing it and disconnecting; the daemon's CPU (schedstat, its process tree, all threads) over the round per client, median of 6 rounds in every order, after one untimed round",
+  };
+  for (const callee of callees) out[callee.kind] = { cpu_per_client_us: perClient(callee.kind) };
+  if (byRound.has('geopm')) out.ratio = round(perClient('joulegate') / perClient('geopm'));
+  out.joulegate_over_floor = round(perClient('joulegate') / perClient('floor'));
+  out.load_average_1min = { before, after: loadAverage() };
+  return out;
 }
 
 /**
@@ -922,15 +967,17 @@ async function main() {
     let fifty: Record<string, unknown> = skipped;
     let oneC: Record<string, unknown> = skipped;
     let fiftyC: Record<string, unknown> = skipped;
+    let lives: Record<string, unknown> = skipped;
     if (runs('read')) {
       const built = buildCPrograms(work);
       afterStart = await readSignalAfterStart(sides, 'skipped' in built ? undefined : built.client);
       const floor = 'skipped' in built ? undefined : await startFloorDaemon(work, built.floorDaemon);
       try {
-        if ('skipped' in built) oneC = fiftyC = built;
+        if ('skipped' in built) oneC = fiftyC = lives = built;
         else if (floor) {
           oneC = await readSignalOneC(sides, built, floor);
           fiftyC = await readSignalFiftyC(sides, built, floor);
+          lives = await clientLifeCpu(sides, built, floor);
         }
         one = await readSignalOne(sides, floor);
         fifty = await readSignalFifty(sides, floor);
@@ -1030,6 +1077,7 @@ async function main() {
       read_signal_1_c_client: oneC,
       read_signal_50_clients: fifty,
       read_signal_50_c_clients: fiftyC,
+      client_life_cpu: lives,
       start_batch_back_to_back: burst,
       start_batch_paused: paused,
       connect_quit_stop_batch: cycles,
