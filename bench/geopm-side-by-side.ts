@@ -78,7 +78,13 @@ const CALLS = argValue('--calls', 1800);
  * its p99 sits where 0.1-1 % of slow calls decide it, and 1800 calls hold only 18 of those.
  */
 const C_CALLS = argValue('--c-calls', 6000);
-const CPU_ROUNDS = argValue('--cpu-rounds', 1);
+/**
+ * Sessions per daemon and fixed placement (twice that with free placement). On the 2-core
+ * development VM either server has sessions of twice its usual CPU per sample at the same
+ * placement; the median of six free sessions moved by a quarter with where they fell, that of
+ * twelve did not (docs/geopm-side-by-side.md, issue 27's tenth round).
+ */
+const CPU_ROUNDS = argValue('--cpu-rounds', 6);
 /** ReadSignal calls each fresh daemon serves before the ReadSignal figures (see readSignalAfterStart). */
 const WARM_UP_CALLS = argValue('--warm-up', 10_000);
 /** Batches of 50 new clients each fresh daemon serves after those calls (see readSignalAfterStart). */
