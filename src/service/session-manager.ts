@@ -366,7 +366,7 @@ export class SessionManager {
     const dead: SessionRecord[] = [];
     const all = this.sessions.all();
     for (let i = 0; i < all.length; i++) {
-      // Two /proc reads a session: calls waiting meanwhile go first every few dozen sessions.
+      // A /proc read and a poll a session: calls waiting meanwhile go first every few dozen sessions.
       if (i > 0 && i % POLL_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
       if (!this.processes.isSame(identityOf(all[i]!))) dead.push(all[i]!);
     }
