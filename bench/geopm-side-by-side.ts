@@ -623,13 +623,23 @@ async function readSignalFiftyC(sides: Side[], c: CPrograms, floor: Callee) {
   );
 }
 
-/** CPU (schedstat: exact, all threads) that `pid` and every process below it have used, ns. */
+/**
+ * CPU that one process has used so far, all threads, ns: schedstat's run time is exact, where
+ * utime/stime are clock ticks. Throws once the process is gone.
+ */
+function processCpuNs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  return ns;
+}
+
+/** CPU that `pid` and every process below it have used, ns (processCpuNs). */
 function treeCpuNs(pid: number): number {
   let ns = 0;
   for (const member of descendants(processTable(), pid)) {
     try {
-      for (const tid of readdirSync(`/proc/${member}/task`))
-        ns += Number(readFileSync(`/proc/${member}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      ns += processCpuNs(member);
     } catch {
       // gone meanwhile
     }
@@ -764,10 +774,7 @@ function childUsage(pid: number, table: Map<number, { ppid: number }>): Map<numb
     if (ppid !== pid) continue;
     const entry = String(child);
     try {
-      let cpuNs = 0;
-      // schedstat's run time is exact (ns); utime/stime are clock ticks.
-      for (const tid of readdirSync(`/proc/${entry}/task`))
-        cpuNs += Number(readFileSync(`/proc/${entry}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const cpuNs = processCpuNs(child);
       const sched = readFileSync(`/proc/${entry}/sched`, 'utf8');
       const field = (name: string) =>
         Number(new RegExp(`^${name}\\s*:\\s*(\\d+)`, 'm').exec(sched)?.[1] ?? 0);

@@ -50,8 +50,12 @@ function readProc(pid: number, file: string): string | undefined {
 
 const isZombie = (status: string) => /^State:\s*Z/m.test(status);
 
-/** What /proc/<pid>/status says of a live process; undefined when it is gone or a zombie. */
-function liveStatus(pid: number): { uid: number; gid: number; capEff: bigint } | undefined {
+/**
+ * What /proc/<pid>/status says of a live process (effective uid and gid, CapEff); undefined
+ * when it is gone or a zombie. Which process that was is for the caller to confirm afterwards
+ * (a pidfd, a start time).
+ */
+export function processStatus(pid: number): { uid: number; gid: number; capEff: bigint } | undefined {
   const status = readProc(pid, 'status');
   // A zombie has exited: it can no longer talk to us, and its pid is about to be reused.
   if (status === undefined || isZombie(status)) return undefined;
@@ -70,7 +74,7 @@ export interface ProcessFacts extends ProcessIdentity {
  * since a pid is given to a new process only after the old one is gone.
  */
 export function processFacts(pid: number): ProcessFacts | undefined {
-  const status = liveStatus(pid);
+  const status = processStatus(pid);
   const stat = status && readProc(pid, 'stat');
   if (status === undefined || stat === undefined) return undefined;
   return { pid, uid: status.uid, gid: status.gid, startTicks: parseStartTicks(stat), capEff: status.capEff };
@@ -80,14 +84,6 @@ export function processFacts(pid: number): ProcessFacts | undefined {
 export function processIdentity(pid: number): ProcessIdentity | undefined {
   const facts = processFacts(pid);
   return facts && { pid, uid: facts.uid, gid: facts.gid, startTicks: facts.startTicks };
-}
-
-/**
- * Effective uid and gid of a live process (its status alone); undefined when gone or a zombie.
- * Which process that was is for the caller to confirm afterwards (a pidfd, a start time).
- */
-export function processIds(pid: number): { uid: number; gid: number } | undefined {
-  return liveStatus(pid);
 }
 
 /** Whether CAP_SYS_ADMIN is in an effective capability set (CapEff of /proc/<pid>/status). */

@@ -1,4 +1,4 @@
-import { isRunning, type ProcessIdentity, processIds } from '../platform/process.js';
+import { isRunning, type ProcessIdentity, processStatus } from '../platform/process.js';
 import { ProcessHandle } from '../platform/process-handle.js';
 
 /**
@@ -39,7 +39,7 @@ export class SessionProcesses {
    * other while it has not exited). isSameProcess reads its stat as well.
    */
   isSame(identity: ProcessIdentity): boolean {
-    const ids = processIds(identity.pid);
+    const ids = processStatus(identity.pid);
     return (
       ids !== undefined &&
       ids.uid === identity.uid &&
