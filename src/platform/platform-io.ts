@@ -47,6 +47,9 @@ export class PlatformIO {
   readonly topology: Topology;
   private readonly backends: Backend[] = [];
   private readonly missing: Diagnostic[] = [];
+  /** candidates() by name (see there). */
+  private readonly signalServers = new Map<string, readonly Backend[]>();
+  private readonly controlServers = new Map<string, readonly Backend[]>();
   private signalHandles: SignalHandle[] = [];
   private controlHandles: ControlHandle[] = [];
   /** No more pushes: set by the first readBatch() or adjust(). */
@@ -72,6 +75,8 @@ export class PlatformIO {
 
   register(backend: Backend): void {
     this.backends.push(backend);
+    this.signalServers.clear();
+    this.controlServers.clear();
   }
 
   /** Records a backend that could not be loaded, with the reason, for listings. */
@@ -88,13 +93,23 @@ export class PlatformIO {
     return [...this.missing, ...this.backends.flatMap((b) => b.diagnostics())];
   }
 
-  private candidates(name: string, kind: 'signal' | 'control'): Backend[] {
-    return this.backends.filter((b) => serves(b, name, kind)).reverse();
+  /**
+   * The backends that serve `name`, last registered first. Kept per name once found (the names
+   * a backend serves are fixed once it is set up), and only for names some backend serves, so
+   * the maps stay as small as the node's name lists.
+   */
+  private candidates(name: string, kind: 'signal' | 'control'): readonly Backend[] {
+    const known = kind === 'signal' ? this.signalServers : this.controlServers;
+    const found = known.get(name);
+    if (found) return found;
+    const servers = this.backends.filter((b) => serves(b, name, kind)).reverse();
+    if (servers.length > 0) known.set(name, servers);
+    return servers;
   }
 
   /** The first of candidates(), without building the list (the read path asks per call). */
   private firstCandidate(name: string, kind: 'signal' | 'control'): Backend | undefined {
-    return this.backends.findLast((b) => serves(b, name, kind));
+    return this.candidates(name, kind)[0];
   }
 
   signalNames(): string[] {
@@ -394,13 +409,19 @@ export class PlatformIO {
   }
 
   async readSignal(name: string, domain: DomainType, idx: number): Promise<number> {
-    return this.firstThatServesAsync(name, 'signal', async (b) => {
-      const info = b.signalInfo(name);
-      const natives = this.signalIndices(name, info, domain, idx);
-      if (natives.length === 1) return b.readSignal(name, info.domain, natives[0]!);
-      const values = await Promise.all(natives.map((i) => b.readSignal(name, info.domain, i)));
-      return aggregate(info.aggregation, values);
-    });
+    const servers = this.candidates(name, 'signal');
+    // One backend (the usual case) is read directly: its own answer or its own error.
+    if (servers.length === 1) return this.readFrom(servers[0]!, name, domain, idx);
+    return this.firstThatServesAsync(name, 'signal', (b) => this.readFrom(b, name, domain, idx));
+  }
+
+  private readFrom(b: Backend, name: string, domain: DomainType, idx: number): Promise<number> {
+    const info = b.signalInfo(name);
+    const natives = this.signalIndices(name, info, domain, idx);
+    if (natives.length === 1) return b.readSignal(name, info.domain, natives[0]!);
+    return Promise.all(natives.map((i) => b.readSignal(name, info.domain, i))).then((values) =>
+      aggregate(info.aggregation, values),
+    );
   }
 
   async writeControl(name: string, domain: DomainType, idx: number, value: number): Promise<void> {

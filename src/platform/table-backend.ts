@@ -69,6 +69,7 @@ export abstract class TableBackend<S> implements Backend {
   private signals = new Map<string, SignalDef<S>>();
   private controls = new Map<string, ControlDef<S>>();
   private aliasOf = new Map<string, string>();
+  private readonly signalInfos = new Map<string, SignalInfo>();
   private pushed: Pushed<S>[] = [];
   private pushedControls: PushedControl<S>[] = [];
   private values = new Float64Array(0);
@@ -200,8 +201,17 @@ export abstract class TableBackend<S> implements Backend {
     };
   }
 
+  /**
+   * One object per name asked for (only names this backend serves, so the map is bounded):
+   * the daemon's read path asks for each call.
+   */
   signalInfo(name: string): SignalInfo {
-    return this.info(name, this.signalDef(name));
+    let info = this.signalInfos.get(name);
+    if (!info) {
+      info = Object.freeze(this.info(name, this.signalDef(name)));
+      this.signalInfos.set(name, info);
+    }
+    return info;
   }
 
   controlInfo(name: string): ControlInfo {
@@ -339,7 +349,9 @@ export abstract class TableBackend<S> implements Backend {
     const def = this.signalDef(name);
     this.checkNative(def, name, domain, idx);
     const request = [{ def, idx }];
-    const first = await this.snapshot(request);
+    // No microtask where the snapshot is synchronous (most are).
+    const taken = this.snapshot(request);
+    const first = taken instanceof Promise ? await taken : taken;
     if (!def.rate) {
       return this.evaluateOnce(def, idx, { current: first, previous: undefined, elapsed: Number.NaN });
     }

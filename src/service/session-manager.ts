@@ -146,14 +146,17 @@ export class SessionManager {
 
   /**
    * The names the caller's session may use, for calls that change no state (reads): they do
-   * not wait for the lock. The session's process must still run (one poll of its pidfd): a child that
-   * inherited the connection reads nothing once its parent, the session's owner, has exited,
-   * without waiting for the liveness poll.
+   * not wait for the lock. The session's process must still run (a poll of its pidfd, shared
+   * with the other calls of this turn): a child that inherited the connection reads nothing
+   * once its parent, the session's owner, has exited, without waiting for the liveness poll.
    */
   async allowedFor(caller: Caller, method: string): Promise<AllowedNames> {
     const rec = this.sessions.get(caller.pid);
-    if (rec && belongsTo(rec, caller) && this.processes.running(rec.client_pid, rec.start_ticks))
-      return this.allowedOf(rec);
+    if (rec && belongsTo(rec, caller)) {
+      const running = await this.processes.runningSoon(rec.client_pid, rec.start_ticks);
+      // Still that session after the wait: one closed meanwhile is judged under the lock.
+      if (running && this.sessions.get(caller.pid) === rec) return this.allowedOf(rec);
+    }
     return this.mutex.run(async () => this.allowedOf(await this.liveSession(caller, method)));
   }
 

@@ -15,21 +15,48 @@ const MAX_HANDLES = 4096;
  */
 export class SessionProcesses {
   private readonly handles = new Map<number, ProcessHandle>();
+  /** Questions of this turn for runningSoon, answered together. */
+  private asked: { handle: ProcessHandle; resolve: (running: boolean) => void }[] = [];
+  private readonly answer = (): void => {
+    const asked = this.asked;
+    this.asked = [];
+    if (asked.length === 1) return asked[0]!.resolve(asked[0]!.handle.running());
+    const running = ProcessHandle.runningEach(asked.map((q) => q.handle));
+    for (const [i, q] of asked.entries()) q.resolve(running[i]!);
+  };
 
   /** Whether the process `pid` that started at `startTicks` is still running. */
   running(pid: number, startTicks: number): boolean {
+    const handle = this.handleFor(pid, startTicks);
+    return typeof handle === 'boolean' ? handle : handle.running();
+  }
+
+  /**
+   * As running(), answered at the end of this turn together with every other question asked
+   * in it, by one poll(2): the read path asks once per call, and one read from the bus holds
+   * calls of many sessions. Each answer is from after its question.
+   */
+  runningSoon(pid: number, startTicks: number): Promise<boolean> {
+    const handle = this.handleFor(pid, startTicks);
+    if (typeof handle === 'boolean') return Promise.resolve(handle);
+    return new Promise((resolve) => {
+      if (this.asked.push({ handle, resolve }) === 1) process.nextTick(this.answer);
+    });
+  }
+
+  /** The open handle on the process, or the answer itself where no handle is kept. */
+  private handleFor(pid: number, startTicks: number): ProcessHandle | boolean {
     let handle = this.handles.get(pid);
     if (handle && handle.startTicks !== startTicks) {
       this.forget(pid);
       handle = undefined;
     }
-    if (!handle) {
-      if (this.handles.size >= MAX_HANDLES) return isRunning(pid, startTicks);
-      handle = ProcessHandle.open(pid, startTicks);
-      if (!handle) return false;
-      this.handles.set(pid, handle);
-    }
-    return handle.running();
+    if (handle) return handle;
+    if (this.handles.size >= MAX_HANDLES) return isRunning(pid, startTicks);
+    handle = ProcessHandle.open(pid, startTicks);
+    if (!handle) return false;
+    this.handles.set(pid, handle);
+    return handle;
   }
 
   /**

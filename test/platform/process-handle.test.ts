@@ -53,3 +53,44 @@ test('a zombie is not running; a wrong start time or a pid that is not a process
   );
   for (const pid of [0, -1, 1.5]) assert.equal(ProcessHandle.open(pid, 0), undefined, `pid ${pid}`);
 });
+
+test('runningEach answers for many handles at once: live, exited, a zombie and a closed handle', async () => {
+  const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const dead = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const deadExit = once(dead, 'exit');
+  const liveExit = once(live, 'exit');
+  try {
+    await Promise.all([once(live, 'spawn'), once(dead, 'spawn')]);
+    const liveHandle = ProcessHandle.open(live.pid!, startTicksOf(live.pid!))!;
+    const deadHandle = ProcessHandle.open(dead.pid!, startTicksOf(dead.pid!))!;
+    const closed = ProcessHandle.open(live.pid!, startTicksOf(live.pid!))!;
+    closed.close();
+    assert.deepEqual(ProcessHandle.runningEach([liveHandle, deadHandle, closed, liveHandle]), [
+      true,
+      true,
+      true,
+      true,
+    ]);
+    dead.kill('SIGKILL');
+    // Exited but not yet reaped (a zombie) first, then reaped: not running either way.
+    await until(
+      'the killed child seen as exited',
+      () => !ProcessHandle.runningEach([deadHandle])[0],
+      10_000,
+      5,
+    );
+    assert.deepEqual(ProcessHandle.runningEach([liveHandle, deadHandle, closed]), [true, false, true]);
+    await deadExit;
+    assert.deepEqual(ProcessHandle.runningEach([deadHandle, liveHandle]), [false, true]);
+    assert.deepEqual(ProcessHandle.runningEach([]), []);
+    live.kill('SIGKILL');
+    await liveExit;
+    // The closed handle has no pidfd: /proc says the same.
+    assert.deepEqual(ProcessHandle.runningEach([liveHandle, closed]), [false, false]);
+    liveHandle.close();
+    deadHandle.close();
+  } finally {
+    live.kill('SIGKILL');
+    dead.kill('SIGKILL');
+  }
+});

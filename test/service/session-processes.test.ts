@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { processIdentity } from '../../src/platform/process.js';
@@ -57,4 +57,39 @@ test('session processes: isSame never passes a later process on a recycled pid (
   assert.equal(processes.isSame({ ...me, startTicks: me.startTicks - 1 }), false);
   assert.equal(processes.isSame(me), true);
   processes.forget(process.pid);
+});
+
+test('session processes: questions of one turn are answered together, each from after it was asked', async () => {
+  const processes = new SessionProcesses();
+  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    await once(child, 'spawn');
+    const me = processIdentity(process.pid)!;
+    const it = processIdentity(child.pid!)!;
+    const answers = [
+      processes.runningSoon(me.pid, me.startTicks),
+      processes.runningSoon(it.pid, it.startTicks),
+      processes.runningSoon(it.pid, it.startTicks + 1),
+    ];
+    assert.equal(processes.size, 1, 'the wrong start time opened nothing (and dropped no handle)');
+    assert.deepEqual(await Promise.all(answers), [true, true, false]);
+    // Asked, then the process exits before the turn ends (the event loop blocked until it has):
+    // the answer is from the end of the turn, after the question.
+    const late = processes.runningSoon(it.pid, it.startTicks);
+    const killed = spawnSync('sh', [
+      '-c',
+      `kill -9 ${it.pid}; while grep -q '^State:[[:space:]]*[RSDT]' /proc/${it.pid}/status 2>/dev/null; do :; done`,
+    ]);
+    assert.equal(killed.status, 0);
+    assert.equal(await late, false);
+    assert.equal(await processes.runningSoon(it.pid, it.startTicks), false);
+    // A handle forgotten between question and answer is answered from /proc.
+    const forgotten = processes.runningSoon(me.pid, me.startTicks);
+    processes.forget(me.pid);
+    assert.equal(await forgotten, true);
+  } finally {
+    child.kill('SIGKILL');
+    processes.forget(child.pid!);
+    processes.forget(process.pid);
+  }
 });
