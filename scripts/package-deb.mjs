@@ -57,9 +57,10 @@ try {
     filter: (src) => !/\.d\.ts$|\.map$/.test(src),
   });
   cpSync(join(repo, 'bin'), at(`${APP}/bin`), { recursive: true });
+  // Byte code left by a run from the checkout, and the file that keeps it out of npm's package.
   cpSync(join(repo, 'python'), at(`${APP}/python`), {
     recursive: true,
-    filter: (src) => !src.includes('__pycache__'),
+    filter: (src) => !src.includes('__pycache__') && !src.endsWith('/.npmignore'),
   });
   // version.ts reads name and version; "type" makes dist/**/*.js ES modules.
   write(
