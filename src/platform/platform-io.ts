@@ -107,7 +107,7 @@ export class PlatformIO {
     return servers;
   }
 
-  /** The first of candidates(), without building the list (the read path asks per call). */
+  /** The first of candidates(): the backend that serves `name`. */
   private firstCandidate(name: string, kind: 'signal' | 'control'): Backend | undefined {
     return this.candidates(name, kind)[0];
   }
