@@ -61,9 +61,11 @@ export class ProcessHandle {
   /**
    * Whether each of `handles` is still running, from one poll(2) over all their pidfds: a
    * system call costs about as much as the rest of a D-Bus call here, so the questions of one
-   * turn are answered together. A closed handle or one without a pidfd reads /proc.
+   * turn are answered together. A closed handle or one without a pidfd reads /proc; a lone
+   * handle is asked with its own buffer.
    */
   static runningEach(handles: readonly ProcessHandle[]): boolean[] {
+    if (handles.length === 1) return [handles[0]!.running()];
     const polled = handles.filter((h) => h.fd >= 0);
     if (ProcessHandle.pollScratch.length < 8 * polled.length) {
       ProcessHandle.pollScratch = Buffer.alloc(Math.max(64, 16 * polled.length));

@@ -20,7 +20,6 @@ export class SessionProcesses {
   private readonly answer = (): void => {
     const asked = this.asked;
     this.asked = [];
-    if (asked.length === 1) return asked[0]!.resolve(asked[0]!.handle.running());
     const running = ProcessHandle.runningEach(asked.map((q) => q.handle));
     for (const [i, q] of asked.entries()) q.resolve(running[i]!);
   };
