@@ -1,5 +1,5 @@
 import { libc } from './libc.js';
-import { isRunning } from './process.js';
+import { isRunning, type ProcessFacts, processStatus } from './process.js';
 
 /**
  * pidfd_open(2)'s number: one number on every architecture, from the syscall table all new
@@ -7,6 +7,15 @@ import { isRunning } from './process.js';
  */
 const SYS_PIDFD_OPEN = 434;
 const POLLIN = 1;
+
+/** A pidfd on `pid`, or -1 where pidfds are not to be had (no koffi, Linux before 5.3, seccomp). */
+function pidfdOpen(pid: number): number {
+  try {
+    return libc().syscall(SYS_PIDFD_OPEN, 'int', pid, 'unsigned int', 0);
+  } catch {
+    return -1;
+  }
+}
 
 /**
  * One process, named by its pid and start time, that is asked again and again whether it is
@@ -30,20 +39,52 @@ export class ProcessHandle {
 
   /** A handle on the process `pid` that started at `startTicks`, or undefined if it is not running. */
   static open(pid: number, startTicks: number): ProcessHandle | undefined {
+    return ProcessHandle.pin(pid, () => (isRunning(pid, startTicks) ? { startTicks } : undefined))?.handle;
+  }
+
+  /**
+   * A handle on the process `pid` names now, with what `describe` read of it (its start time at
+   * least). The pidfd is opened before the read and polled after it: the pidfd names the process
+   * that had the pid then, and a process that has not exited keeps its pid, so what was read was
+   * that process's. Undefined when `describe` finds nothing or the process exited meanwhile.
+   */
+  static pin<T extends { startTicks: number }>(
+    pid: number,
+    describe: () => T | undefined,
+  ): { handle: ProcessHandle; facts: T } | undefined {
     if (!Number.isInteger(pid) || pid <= 0) return undefined;
-    let fd = -1;
-    try {
-      fd = libc().syscall(SYS_PIDFD_OPEN, 'int', pid, 'unsigned int', 0);
-    } catch {
-      fd = -1; // no koffi or no libc here: /proc it is
-    }
-    // Checked after the open: the pidfd names the process that had the pid then, and this says
-    // that process is the one that started at startTicks (a later process has a later start).
-    if (!isRunning(pid, startTicks)) {
+    const fd = pidfdOpen(pid);
+    const facts = describe();
+    if (facts === undefined) {
       if (fd >= 0) libc().close(fd);
       return undefined;
     }
-    return new ProcessHandle(pid, startTicks, fd);
+    const handle = new ProcessHandle(pid, facts.startTicks, fd);
+    if (handle.running()) return { handle, facts };
+    handle.close();
+    return undefined;
+  }
+
+  /**
+   * Another handle on the same process, for a holder with another lifetime: a new pidfd on the
+   * pid, which names this process if it has not exited after the new one was opened.
+   */
+  duplicate(): ProcessHandle | undefined {
+    // Without a pidfd of its own (none to be had, or closed) the copy asks /proc, as this does.
+    const copy = new ProcessHandle(this.pid, this.startTicks, this.fd < 0 ? -1 : pidfdOpen(this.pid));
+    if (this.running()) return copy;
+    copy.close();
+    return undefined;
+  }
+
+  /**
+   * The process's ids and capabilities now: one read of its status, then one poll, which says
+   * the status was this process's. Undefined once it has exited.
+   */
+  facts(): ProcessFacts | undefined {
+    const status = processStatus(this.pid);
+    if (status === undefined || !this.running()) return undefined;
+    return { pid: this.pid, startTicks: this.startTicks, ...status };
   }
 
   /** Whether the process is still running (not exited, not a zombie). */

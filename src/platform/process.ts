@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { libc } from './libc.js';
 
 /**
@@ -29,22 +29,66 @@ export function parseStartTicks(stat: string): number {
   return value;
 }
 
-/** Effective uid/gid and CapEff from a /proc/<pid>/status text. */
-export function parseStatus(text: string): { uid: number; gid: number; capEff: bigint } {
-  const field = (key: string) => new RegExp(`^${key}:\\s*(.*)$`, 'm').exec(text)?.[1];
-  const uids = field('Uid')?.split(/\s+/);
-  const gids = field('Gid')?.split(/\s+/);
-  const cap = field('CapEff');
-  if (!uids || !gids || cap === undefined) throw new Error('malformed /proc status');
-  return { uid: Number(uids[1]), gid: Number(gids[1]), capEff: BigInt(`0x${cap.trim()}`) };
+/** The text after `key:` on its line of a /proc status text, or undefined. */
+function statusField(text: string, key: string): string | undefined {
+  const label = `${key}:`;
+  let at = 0;
+  if (!text.startsWith(label)) {
+    at = text.indexOf(`\n${label}`) + 1;
+    if (at === 0) return undefined;
+  }
+  const end = text.indexOf('\n', at);
+  return text.slice(at + label.length, end < 0 ? undefined : end).trim();
 }
 
-function readProc(pid: number, file: string): string | undefined {
+/** Effective uid/gid and CapEff from a /proc/<pid>/status text. */
+export function parseStatus(text: string): { uid: number; gid: number; capEff: bigint } {
+  const uids = statusField(text, 'Uid')?.split(/\s+/);
+  const gids = statusField(text, 'Gid')?.split(/\s+/);
+  const cap = statusField(text, 'CapEff');
+  if (!uids || !gids || cap === undefined || !/^[0-9a-f]+$/i.test(cap))
+    throw new Error('malformed /proc status');
+  const uid = Number(uids[1]);
+  const gid = Number(gids[1]);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error('malformed /proc status');
+  return { uid, gid, capEff: BigInt(`0x${cap}`) };
+}
+
+/**
+ * One buffer for every /proc read (the daemon reads on one thread and each text is copied out),
+ * grown to the longest text seen. readFileSync costs an fstat and a buffer per read besides,
+ * on a path the daemon takes several times per client.
+ */
+let procText = Buffer.allocUnsafe(4096);
+
+/** The text of /proc/<pid>/<file>, or undefined when it cannot be read (the process is gone). */
+export function readProc(pid: number, file: string): string | undefined {
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  let fd: number;
   try {
-    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+    fd = openSync(`/proc/${pid}/${file}`, 'r');
   } catch {
     return undefined;
+  }
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === procText.length) {
+        const bigger = Buffer.allocUnsafe(2 * length);
+        procText.copy(bigger);
+        procText = bigger;
+      }
+      const n = readSync(fd, procText, length, procText.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    // Only digits and field names are parsed: latin1 keeps every byte, and a command name's
+    // UTF-8 never yields a ')' that was not there.
+    return procText.toString('latin1', 0, length);
+  } catch {
+    return undefined; // it exited while being read
+  } finally {
+    closeSync(fd);
   }
 }
 

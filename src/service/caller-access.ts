@@ -1,5 +1,6 @@
 import { PermissionError } from '../platform/errors.js';
 import { capSysAdminIn, type ProcessFacts, processFacts } from '../platform/process.js';
+import type { ProcessHandle } from '../platform/process-handle.js';
 import type { AccessLists, AccessSet, Catalog } from './access/index.js';
 import { groupNamesOfAsync, userByIdAsync } from './access/nss.js';
 
@@ -18,16 +19,22 @@ export interface Caller {
    * identifies the caller, and it may do only what needs no identity.
    */
   startTicks: number | undefined;
+  /**
+   * A handle on that process (set with startTicks, not always: see callerOfConnection), owned
+   * by whoever made the caller. Closed, it still answers, through /proc.
+   */
+  readonly handle?: ProcessHandle;
 }
 
 /**
  * The caller's process as /proc shows it now, if the caller's pid still names the process that
  * opened its connection (start time and uid): asked before anything is granted on the strength
- * of that process's rights.
+ * of that process's rights. With the caller's handle, a status read and a poll of the handle;
+ * without, a status read and a stat read (processFacts).
  */
-function callerProcessNow(caller: Caller): ProcessFacts | undefined {
+export function callerProcessNow(caller: Caller): ProcessFacts | undefined {
   if (caller.startTicks === undefined) return undefined;
-  const now = processFacts(caller.pid);
+  const now = caller.handle ? caller.handle.facts() : processFacts(caller.pid);
   return now !== undefined && now.startTicks === caller.startTicks && now.uid === caller.uid
     ? now
     : undefined;
@@ -43,9 +50,9 @@ export class CallerAccess {
 
   /**
    * CAP_SYS_ADMIN in the effective set of the connection's own process. The capabilities are
-   * read before the start time (processFacts): if the identity still matches afterwards, the pid
-   * named the caller's process all along (it cannot exit and come back), so the capabilities
-   * were its own.
+   * read before whatever confirms the process (its handle's poll, or its start time): if it
+   * still is the caller's process afterwards, the pid named it all along (it cannot exit and
+   * come back), so the capabilities were its own.
    */
   isAdmin(caller: Caller): boolean {
     const now = callerProcessNow(caller);

@@ -2,6 +2,7 @@ import { DBusRemoteError } from '../ipc/dbus/connection.js';
 import type { WireValue } from '../ipc/dbus/wire.js';
 import { JoulegateError } from '../platform/errors.js';
 import { processIdentity, ticksSinceBoot } from '../platform/process.js';
+import { ProcessHandle } from '../platform/process-handle.js';
 import type { Caller } from './caller-access.js';
 
 /** Asks the bus daemon one question about a connection (DBusConnection.busQuery). */
@@ -22,11 +23,16 @@ function entry(dict: WireValue, key: string): WireValue | undefined {
  * still of that uid and started no later than `connectedBy` (ticks since boot, a moment the
  * connection already existed). Otherwise the connection's process is gone and the pid names
  * another: one of another user, or one that started after the connection was made.
+ *
+ * The pid is pinned by a pidfd opened before the identity is read (ProcessHandle.pin). With
+ * `keepHandle`, an identified caller keeps it, so that later questions about it are a status
+ * read and a poll rather than a status and a stat read; whoever keeps the caller closes it.
  */
 export async function callerOfConnection(
   query: BusQuery,
   uniqueName: string,
   connectedBy: number,
+  keepHandle = false,
 ): Promise<Caller> {
   const credentials = await credentialsOf(query, uniqueName);
   const pid = entry(credentials, 'ProcessID');
@@ -34,9 +40,12 @@ export async function callerOfConnection(
   if (typeof pid !== 'number' || typeof uid !== 'number') {
     throw new JoulegateError(`the bus gave no process id or user id for connection ${uniqueName}`);
   }
-  const process = processIdentity(pid);
-  const opener = process?.uid === uid && process.startTicks <= connectedBy;
-  return { pid, uid, startTicks: opener ? process.startTicks : undefined };
+  const pinned = ProcessHandle.pin(pid, () => processIdentity(pid));
+  const opener = pinned !== undefined && pinned.facts.uid === uid && pinned.facts.startTicks <= connectedBy;
+  if (!opener || !keepHandle) pinned?.handle.close();
+  if (!opener) return { pid, uid, startTicks: undefined };
+  const startTicks = pinned.facts.startTicks;
+  return keepHandle ? { pid, uid, startTicks, handle: pinned.handle } : { pid, uid, startTicks };
 }
 
 /**
@@ -55,6 +64,9 @@ async function credentialsOf(query: BusQuery, uniqueName: string): Promise<WireV
     throw new JoulegateError(`connection ${uniqueName} ${why}`);
   }
 }
+
+/** Most callers kept with a handle (a file descriptor each); later ones are asked through /proc. */
+const MAX_PINNED = 4096;
 
 /**
  * Callers by connection (unique bus name), each looked up once: later calls on the connection
@@ -91,7 +103,9 @@ export class CallerRegistry {
     if (!caller) {
       // Unannounced: older than the following, or (following failed) no later than this call.
       const connectedBy = this.seen.get(uniqueName) ?? this.followingSince ?? ticksSinceBoot();
-      const lookup = callerOfConnection(this.query, uniqueName, connectedBy);
+      // Handles only while announcements arrive: they are what closes them (forget).
+      const keepHandle = this.followingSince !== undefined && this.connections.size < MAX_PINNED;
+      const lookup = callerOfConnection(this.query, uniqueName, connectedBy, keepHandle);
       this.connections.set(uniqueName, lookup);
       // A failed lookup (the connection left meanwhile) is not kept.
       lookup.catch(() => {
@@ -103,8 +117,14 @@ export class CallerRegistry {
   }
 
   forget(uniqueName: string): void {
+    const caller = this.connections.get(uniqueName);
     this.connections.delete(uniqueName);
     this.seen.delete(uniqueName);
+    // A call still holding the caller then asks /proc (a closed handle does).
+    caller?.then(
+      (c) => c.handle?.close(),
+      () => undefined,
+    );
   }
 
   /** Connections with a cached caller. */

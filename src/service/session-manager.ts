@@ -1,11 +1,10 @@
 import { errorMessage, InvalidArgumentError, JoulegateError, PermissionError } from '../platform/errors.js';
 import type { PlatformIO } from '../platform/platform-io.js';
-import { processIdentity } from '../platform/process.js';
 import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
 import { DEFAULT_BATCH_SETTINGS } from './batch-settings.js';
-import type { Caller } from './caller-access.js';
+import { type Caller, callerProcessNow } from './caller-access.js';
 import { NoSessionError } from './errors.js';
 import { LIMITS } from './limits.js';
 import { Mutex } from './mutex.js';
@@ -387,8 +386,8 @@ export class SessionManager {
    * names that process (same start time and uid) and its user is under the session cap.
    */
   private async openFor(process: Caller, lists?: AccessSet): Promise<SessionRecord> {
-    const ident = processIdentity(process.pid);
-    if (!ident || ident.startTicks !== process.startTicks || ident.uid !== process.uid) {
+    const ident = callerProcessNow(process);
+    if (!ident) {
       throw new NoSessionError(
         `Process ${process.pid} that opened this connection has exited; a session needs a live process`,
       );
@@ -401,6 +400,8 @@ export class SessionManager {
     }
     const rec = newSessionRecord(ident, lists ?? (await this.options.listsOf(process)));
     this.sessions.put(rec);
+    // The caller's handle has pinned the process already: the session's is a copy of it.
+    if (process.handle) this.processes.adopt(process.handle);
     this.log(`session opened for pid ${process.pid} (uid ${ident.uid})`);
     return rec;
   }

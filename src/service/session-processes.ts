@@ -74,6 +74,20 @@ export class SessionProcesses {
     );
   }
 
+  /**
+   * A new session's process, already pinned by another handle (its caller's): a copy is kept,
+   * so the session's first check reads nothing. Any handle of an earlier process with the same
+   * pid goes.
+   */
+  adopt(handle: ProcessHandle): void {
+    const kept = this.handles.get(handle.pid);
+    if (kept?.startTicks === handle.startTicks) return;
+    if (kept) this.forget(handle.pid);
+    if (this.handles.size >= MAX_HANDLES) return;
+    const copy = handle.duplicate();
+    if (copy) this.handles.set(handle.pid, copy);
+  }
+
   /** The session of `pid` closed: its handle goes. */
   forget(pid: number): void {
     this.handles.get(pid)?.close();

@@ -8,7 +8,7 @@ import { syncBuiltinESMExports } from 'node:module';
  * see the wrapper too.
  */
 export async function spyOnFs(
-  name: 'readSync' | 'readFileSync' | 'writeFileSync',
+  name: 'openSync' | 'readSync' | 'readFileSync' | 'writeFileSync',
   fn: () => Promise<unknown>,
 ): Promise<unknown[]> {
   const original = fs[name] as (...args: unknown[]) => unknown;

@@ -94,3 +94,70 @@ test('runningEach answers for many handles at once: live, exited, a zombie and a
     dead.kill('SIGKILL');
   }
 });
+
+test('pin reads a process through a pidfd opened first; facts then read its status and poll', async () => {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  try {
+    await once(child, 'spawn');
+    const before = pidfds();
+    const pinned = ProcessHandle.pin(child.pid!, () => processIdentity(child.pid!));
+    assert.ok(pinned, 'a live process is pinned');
+    assert.equal(pinned.facts.startTicks, startTicksOf(child.pid!));
+    assert.equal(pinned.handle.startTicks, pinned.facts.startTicks);
+    assert.equal(pidfds(), before + 1);
+    const facts = pinned.handle.facts();
+    assert.deepEqual(
+      { uid: facts?.uid, gid: facts?.gid, startTicks: facts?.startTicks },
+      { uid: process.getuid!(), gid: process.getgid!(), startTicks: pinned.facts.startTicks },
+    );
+    assert.equal(typeof facts?.capEff, 'bigint');
+    // Nothing read: no handle, and its pidfd is closed again.
+    assert.equal(
+      ProcessHandle.pin(child.pid!, () => undefined),
+      undefined,
+    );
+    assert.equal(pidfds(), before + 1, 'a failed pin keeps no pidfd');
+    child.kill('SIGKILL');
+    await exited;
+    assert.equal(pinned.handle.facts(), undefined, 'an exited process has no facts');
+    assert.equal(
+      ProcessHandle.pin(child.pid!, () => ({ startTicks: 1 })),
+      undefined,
+      'a process that exited is not pinned, whatever the read said',
+    );
+    pinned.handle.close();
+    assert.equal(pidfds(), before);
+    for (const pid of [0, -1, 1.5])
+      assert.equal(
+        ProcessHandle.pin(pid, () => ({ startTicks: 0 })),
+        undefined,
+      );
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('a duplicate has a pidfd of its own and outlives the original; none is made of an exited process', async () => {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  try {
+    await once(child, 'spawn');
+    const before = pidfds();
+    const original = ProcessHandle.open(child.pid!, startTicksOf(child.pid!))!;
+    const copy = original.duplicate();
+    assert.ok(copy);
+    assert.equal(pidfds(), before + 2);
+    original.close();
+    assert.equal(copy.running(), true, 'the copy does not depend on the original');
+    assert.equal(pidfds(), before + 1);
+    child.kill('SIGKILL');
+    await exited;
+    assert.equal(copy.running(), false);
+    assert.equal(copy.duplicate(), undefined, 'no copy of an exited process');
+    assert.equal(pidfds(), before + 1, 'the refused copy closed its pidfd');
+    copy.close();
+  } finally {
+    child.kill('SIGKILL');
+  }
+});

@@ -11,6 +11,7 @@ import {
   parseUptimeCentiseconds,
   processExists,
   processIdentity,
+  readProc,
   ticksSinceBoot,
 } from '../../src/platform/process.js';
 
@@ -100,4 +101,37 @@ test('ticksSinceBoot is the clock of process start times: a process started late
   } finally {
     child.kill();
   }
+});
+
+test('status parsing finds fields at the start of the text and refuses what is malformed', () => {
+  assert.deepEqual(parseStatus('Uid:\t0\t7\t0\t0\nGid:\t0\t8\t0\t0\nCapEff:\t000001ffffffffff'), {
+    uid: 7,
+    gid: 8,
+    capEff: 0x1ffffffffffn,
+  });
+  // A field whose name ends like another's is not that field.
+  const lookalike = 'Name:\tx\nRUid:\t9\t9\t9\t9\nUid:\t1\t2\t3\t4\nGid:\t5\t6\t7\t8\nCapEff:\t0\n';
+  assert.equal(parseStatus(lookalike).uid, 2);
+  for (const bad of [
+    'Uid:\t1\t2\t3\t4\nCapEff:\t0\n',
+    'Uid:\t1\t2\t3\t4\nGid:\t5\t6\t7\t8\nCapEff:\tzz\n',
+    'Uid:\t1\nGid:\t5\t6\t7\t8\nCapEff:\t0\n',
+  ]) {
+    assert.throws(() => parseStatus(bad), /malformed \/proc status/, JSON.stringify(bad));
+  }
+});
+
+test('readProc returns the whole text of a /proc file longer than its first buffer', async () => {
+  const big = 'x'.repeat(20_000);
+  const child = spawn('sleep', ['60'], { stdio: 'ignore', env: { BIG: big } });
+  try {
+    await once(child, 'spawn');
+    const text = readProc(child.pid!, 'environ');
+    assert.equal(text, readFileSync(`/proc/${child.pid}/environ`, 'latin1'));
+    assert.ok(text!.includes(`BIG=${big}`));
+  } finally {
+    child.kill('SIGKILL');
+  }
+  assert.equal(readProc(spawnSync('true').pid!, 'status'), undefined, 'a reaped process');
+  for (const pid of [0, -1, 1.5]) assert.equal(readProc(pid, 'status'), undefined);
 });

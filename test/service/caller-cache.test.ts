@@ -10,6 +10,7 @@ import { AccessLists } from '../../src/service/access/index.js';
 import { Dispatcher } from '../../src/service/dispatcher.js';
 import { GeopmService } from '../../src/service/service.js';
 import { spyOnFs } from '../helpers/fs-spy.js';
+import { openPidfds } from '../helpers/proc-stat.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { INITIAL_CONTROLS, ServiceHarness, waitFor } from './harness.js';
@@ -59,31 +60,34 @@ const connect = () => GeopmClient.connect({ address: h.bus.address, busName: BUS
 
 test('each connection is looked up once and forgotten when it disconnects', { skip }, async () => {
   const before = dispatcher.cachedCallers;
+  const pidfdsBefore = openPidfds();
   const clients = await Promise.all(Array.from({ length: 50 }, connect));
   await Promise.all(clients.map((c) => c.topoGetCache()));
   await Promise.all(clients.map((c) => c.platformGetAllAccess()));
   assert.equal(dispatcher.cachedCallers, before + 50);
+  // Each caller is pinned by a pidfd on its process (all of them this one), closed when forgotten.
+  assert.equal(openPidfds(), pidfdsBefore + 50);
   for (const c of clients) c.close();
   assert.ok(
-    await waitFor(() => dispatcher.cachedCallers === before, 5000),
-    `${dispatcher.cachedCallers} callers still cached after their connections closed`,
+    await waitFor(() => dispatcher.cachedCallers === before && openPidfds() === pidfdsBefore, 5000),
+    `${dispatcher.cachedCallers} callers still cached, ${openPidfds() - pidfdsBefore} pidfds still open after their connections closed`,
   );
 });
 
-test("reads on a connection whose caller is known read /proc once, when the session process's pidfd is opened", {
-  skip,
-}, async () => {
+test('a session costs four /proc reads to open and one to close, and its reads none', { skip }, async () => {
   const client = await connect();
-  await client.platformOpenSession();
-  const reads = await spyOnFs('readFileSync', async () => {
+  const procFiles = (paths: unknown[]) =>
+    paths.filter((path) => String(path).startsWith('/proc/')).map((path) => String(path).split('/').pop());
+  // The first call identifies the caller (its status and stat, with a pidfd opened before them);
+  // admin rights and the session's owner are then a status read and a poll of that pidfd each,
+  // and the session keeps a copy of the pidfd, so its reads and liveness checks read nothing.
+  const opening = await spyOnFs('openSync', () => client.platformOpenSession());
+  const reading = await spyOnFs('openSync', async () => {
     for (let i = 0; i < 100; i++) await client.platformReadSignal('FILECTL::COUNTER', 0, 0);
   });
-  await client.platformCloseSession();
+  const closing = await spyOnFs('openSync', () => client.platformCloseSession());
   client.close();
-  // One read checks the process the pidfd was opened on (the client runs in this process); the
-  // 100 reads then ask the pidfd, not /proc.
-  assert.deepEqual(
-    reads.filter((path) => String(path).startsWith('/proc/')),
-    [`/proc/${process.pid}/stat`],
-  );
+  assert.deepEqual(procFiles(opening), ['status', 'stat', 'status', 'status']);
+  assert.deepEqual(procFiles(reading), []);
+  assert.deepEqual(procFiles(closing), ['status']);
 });

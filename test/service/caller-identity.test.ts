@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chmodSync, createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -7,7 +8,10 @@ import { after, test } from 'node:test';
 import { DBusRemoteError } from '../../src/ipc/dbus/connection.js';
 import { ERROR_NAMES } from '../../src/ipc/dbus/interface.js';
 import { JoulegateError } from '../../src/platform/errors.js';
+import { processIdentity, ticksSinceBoot } from '../../src/platform/process.js';
+import { callerProcessNow } from '../../src/service/caller-access.js';
 import { type BusQuery, callerOfConnection } from '../../src/service/caller-identity.js';
+import { openPidfds } from '../helpers/proc-stat.js';
 import { needsDaemon, whenMet } from '../helpers/requirements.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asUser, ensureUser, type TestUser } from '../helpers/users.js';
@@ -298,4 +302,44 @@ test('a connection that left before its caller was looked up is a refusal naming
     throw new TypeError('boom');
   };
   await assert.rejects(callerOfConnection(broken, ':1.17', 0), TypeError);
+});
+
+test('a pinned caller comes with a handle on its process; a caller that is not identified keeps no pidfd', async () => {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  try {
+    await once(child, 'spawn');
+    const credentials =
+      (uid: number): BusQuery =>
+      async () => [
+        ['ProcessID', ['u', child.pid!]],
+        ['UnixUserID', ['u', uid]],
+      ];
+    const me = process.getuid!();
+    const before = openPidfds();
+    const pinned = await callerOfConnection(credentials(me), ':1.20', ticksSinceBoot(), true);
+    assert.equal(pinned.startTicks, processIdentity(child.pid!)!.startTicks);
+    assert.ok(pinned.handle?.running(), 'a handle on the live process');
+    assert.equal(openPidfds(), before + 1);
+    assert.equal(callerProcessNow(pinned)?.uid, me);
+    // Another uid than the bus's, or a process younger than the connection: not its opener.
+    for (const [uid, connectedBy] of [
+      [me + 1, ticksSinceBoot()],
+      [me, pinned.startTicks! - 1],
+    ] as const) {
+      const other = await callerOfConnection(credentials(uid), ':1.21', connectedBy, true);
+      assert.deepEqual(other, { pid: child.pid, uid, startTicks: undefined });
+    }
+    const unpinned = await callerOfConnection(credentials(me), ':1.22', ticksSinceBoot(), false);
+    assert.deepEqual(unpinned, { pid: child.pid, uid: me, startTicks: pinned.startTicks });
+    assert.equal(openPidfds(), before + 1, 'only the pinned caller holds a pidfd');
+    child.kill('SIGKILL');
+    await exited;
+    assert.equal(callerProcessNow(pinned), undefined, 'its process exited');
+    assert.equal(callerProcessNow(unpinned), undefined, 'through /proc as well');
+    pinned.handle!.close();
+    assert.equal(openPidfds(), before);
+  } finally {
+    child.kill('SIGKILL');
+  }
 });

@@ -3,7 +3,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { processIdentity } from '../../src/platform/process.js';
+import { ProcessHandle } from '../../src/platform/process-handle.js';
 import { SessionProcesses } from '../../src/service/session-processes.js';
+import { spyOnFs } from '../helpers/fs-spy.js';
 import { openPidfds } from '../helpers/proc-stat.js';
 
 const pidfds = openPidfds;
@@ -91,5 +93,31 @@ test('session processes: questions of one turn are answered together, each from 
     child.kill('SIGKILL');
     processes.forget(child.pid!);
     processes.forget(process.pid);
+  }
+});
+
+test('session processes: an adopted handle is a copy, kept once, asked with no /proc read', async () => {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  try {
+    await once(child, 'spawn');
+    const processes = new SessionProcesses();
+    const before = pidfds();
+    const caller = ProcessHandle.open(child.pid!, startTicksOf(child.pid!))!;
+    processes.adopt(caller);
+    processes.adopt(caller); // again: kept, not copied twice
+    assert.equal(pidfds(), before + 2, "the caller's and one copy");
+    caller.close();
+    const reads = await spyOnFs('openSync', async () => {
+      assert.equal(processes.running(child.pid!, caller.startTicks), true);
+    });
+    assert.deepEqual(reads, [], 'the copy is asked, not /proc');
+    child.kill('SIGKILL');
+    await exited;
+    assert.equal(processes.running(child.pid!, caller.startTicks), false);
+    processes.forget(child.pid!);
+    assert.equal(pidfds(), before);
+  } finally {
+    child.kill('SIGKILL');
   }
 });
