@@ -356,8 +356,29 @@ const latencyMs = (values: number[]) => ({
   ),
 });
 
-/** The "stop" times (connect, read, "q", StopBatch) and StopBatch refusals of every round, by side. */
-const stops = new Map<Kind, { ms: number[]; refused: number }>();
+/**
+ * The "stop" times (connect, read, "q", StopBatch), StopBatch refusals and failed starts of
+ * every round, by side.
+ */
+const stops = new Map<Kind, { ms: number[]; refused: number; startFailed: string[] }>();
+
+/** Most failed starts a side may have before the figure is given up (a third of the 75 made). */
+const MAX_FAILED_STARTS = 25;
+
+/**
+ * Failed starts by side: those so far, or, given an earlier result, those since (with the
+ * first message among them). They are not in the StartBatch figures' samples.
+ */
+function failedStarts(
+  since?: Record<string, { count: number }>,
+): Record<string, { count: number; first?: string }> {
+  return Object.fromEntries(
+    [...stops].map(([kind, { startFailed }]) => {
+      const from = since?.[kind]?.count ?? 0;
+      return [kind, { count: startFailed.length - from, first: startFailed[from] }];
+    }),
+  );
+}
 
 /** One `starts N PAUSE_MS` of the side's batch client: the StartBatch times (the stops are kept). */
 async function startRound(side: Side, count: number, pauseMs: number): Promise<number[]> {
@@ -366,13 +387,20 @@ async function startRound(side: Side, count: number, pauseMs: number): Promise<n
     start?: number[];
     stop: number[];
     stopRefused: number;
+    startFailed?: string[];
     error?: string;
   }>();
   if (!out.start) throw new Error(`${side.kind}: starts: ${out.error}; daemon log: ${side.logTail()}`);
-  const kept = stops.get(side.kind) ?? { ms: [], refused: 0 };
+  const kept = stops.get(side.kind) ?? { ms: [], refused: 0, startFailed: [] };
   kept.ms.push(...out.stop);
   kept.refused += out.stopRefused;
+  kept.startFailed.push(...(out.startFailed ?? []));
   stops.set(side.kind, kept);
+  if (kept.startFailed.length > MAX_FAILED_STARTS) {
+    throw new Error(
+      `${side.kind}: starts: ${kept.startFailed.length} PlatformStartBatch calls failed, the last: ${kept.startFailed.at(-1)}; daemon log: ${side.logTail()}`,
+    );
+  }
   return out.start;
 }
 
@@ -1006,12 +1034,16 @@ async function main() {
     if (runs('starts')) {
       for (const side of sides) await startRound(side, 3, 0);
       stops.clear();
+      let failedBefore = failedStarts();
       burst = await figure(sides, 2, (s) => startRound(s, 30, 0), latencyMs, {
         how: 'per round 30 PlatformStartBatch([TIME]), each ended at once as GEOPM clients do (see connect_quit_stop_batch)',
       });
+      burst.start_batch_failed = failedStarts(failedBefore);
+      failedBefore = failedStarts();
       paused = await figure(sides, 2, (s) => startRound(s, 5, 500), latencyMs, {
         how: 'per round 5 starts, each after a 0.5 s pause',
       });
+      paused.start_batch_failed = failedStarts(failedBefore);
       for (const [kind, { ms, refused }] of stops)
         cycles[kind] = { samples: ms.length, ...latencyMs(ms), stop_batch_refused: refused };
       if (stops.has('geopm')) {
