@@ -54,11 +54,13 @@ export class ProcessHandle {
   ): { handle: ProcessHandle; facts: T } | undefined {
     if (!Number.isInteger(pid) || pid <= 0) return undefined;
     const fd = pidfdOpen(pid);
-    const facts = describe();
-    if (facts === undefined) {
-      if (fd >= 0) libc().close(fd);
-      return undefined;
+    let facts: T | undefined;
+    try {
+      facts = describe();
+    } finally {
+      if (facts === undefined && fd >= 0) libc().close(fd);
     }
+    if (facts === undefined) return undefined;
     const handle = new ProcessHandle(pid, facts.startTicks, fd);
     if (handle.running()) return { handle, facts };
     handle.close();
@@ -70,8 +72,10 @@ export class ProcessHandle {
    * pid, which names this process if it has not exited after the new one was opened.
    */
   duplicate(): ProcessHandle | undefined {
-    // Without a pidfd of its own (none to be had, or closed) the copy asks /proc, as this does.
-    const copy = new ProcessHandle(this.pid, this.startTicks, this.fd < 0 ? -1 : pidfdOpen(this.pid));
+    // Closed (or never with a pidfd): a handle of its own, checked against the start time.
+    if (this.fd < 0) return ProcessHandle.open(this.pid, this.startTicks);
+    // Where no pidfd is to be had now (EMFILE) the copy asks /proc, as a handle without one does.
+    const copy = new ProcessHandle(this.pid, this.startTicks, pidfdOpen(this.pid));
     if (this.running()) return copy;
     copy.close();
     return undefined;

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { libc } from './libc.js';
+import { wrapIoError } from './sysroot.js';
 
 /**
  * Facts about client processes, always from the machine's real /proc (never the sysroot:
@@ -61,14 +62,19 @@ export function parseStatus(text: string): { uid: number; gid: number; capEff: b
  */
 let procText = Buffer.allocUnsafe(4096);
 
-/** The text of /proc/<pid>/<file>, or undefined when it cannot be read (the process is gone). */
+/**
+ * The text of /proc/<pid>/<file>, or undefined when the process is gone (no such entry, or it
+ * exited while being read: ESRCH). Any other failure is thrown (PermissionError where /proc
+ * refuses, as with `hidepid`): a process hidden from us is not a process that exited.
+ */
 export function readProc(pid: number, file: string): string | undefined {
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  const path = `/proc/${pid}/${file}`;
   let fd: number;
   try {
-    fd = openSync(`/proc/${pid}/${file}`, 'r');
-  } catch {
-    return undefined;
+    fd = openSync(path, 'r');
+  } catch (err) {
+    return goneOrThrow(err, path);
   }
   try {
     let length = 0;
@@ -85,11 +91,17 @@ export function readProc(pid: number, file: string): string | undefined {
     // Only digits and field names are parsed: latin1 keeps every byte, and a command name's
     // UTF-8 never yields a ')' that was not there.
     return procText.toString('latin1', 0, length);
-  } catch {
-    return undefined; // it exited while being read
+  } catch (err) {
+    return goneOrThrow(err, path);
   } finally {
     closeSync(fd);
   }
+}
+
+function goneOrThrow(err: unknown, path: string): undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ESRCH') return undefined;
+  throw wrapIoError(err, path);
 }
 
 const isZombie = (status: string) => /^State:\s*Z/m.test(status);
@@ -199,7 +211,12 @@ export function processExists(pid: number): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const status = readProc(pid, 'status');
+  let status: string | undefined;
+  try {
+    status = readProc(pid, 'status');
+  } catch {
+    return true; // kill found it, /proc hides it from us: it exists, whatever its state
+  }
   return status === undefined || !isZombie(status);
 }
 

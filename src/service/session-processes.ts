@@ -82,10 +82,11 @@ export class SessionProcesses {
   adopt(handle: ProcessHandle): void {
     const kept = this.handles.get(handle.pid);
     if (kept?.startTicks === handle.startTicks) return;
-    if (kept) this.forget(handle.pid);
-    if (this.handles.size >= MAX_HANDLES) return;
+    if (!kept && this.handles.size >= MAX_HANDLES) return;
     const copy = handle.duplicate();
-    if (copy) this.handles.set(handle.pid, copy);
+    if (!copy) return; // exited: the session's first check says so, through whatever is kept
+    if (kept) this.forget(handle.pid);
+    this.handles.set(handle.pid, copy);
   }
 
   /** The session of `pid` closed: its handle goes. */

@@ -98,11 +98,13 @@ test('runningEach answers for many handles at once: live, exited, a zombie and a
 test('pin reads a process through a pidfd opened first; facts then read its status and poll', async () => {
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });
   const exited = once(child, 'exit');
+  const opened: ProcessHandle[] = [];
   try {
     await once(child, 'spawn');
     const before = pidfds();
     const pinned = ProcessHandle.pin(child.pid!, () => processIdentity(child.pid!));
     assert.ok(pinned, 'a live process is pinned');
+    opened.push(pinned.handle);
     assert.equal(pinned.facts.startTicks, startTicksOf(child.pid!));
     assert.equal(pinned.handle.startTicks, pinned.facts.startTicks);
     assert.equal(pidfds(), before + 1);
@@ -112,20 +114,25 @@ test('pin reads a process through a pidfd opened first; facts then read its stat
       { uid: process.getuid!(), gid: process.getgid!(), startTicks: pinned.facts.startTicks },
     );
     assert.equal(typeof facts?.capEff, 'bigint');
-    // Nothing read: no handle, and its pidfd is closed again.
+    // Nothing read, or the read failed: no handle, and its pidfd is closed again.
     assert.equal(
       ProcessHandle.pin(child.pid!, () => undefined),
       undefined,
+    );
+    assert.throws(
+      () =>
+        ProcessHandle.pin(child.pid!, () => {
+          throw new Error('unreadable');
+        }),
+      /unreadable/,
     );
     assert.equal(pidfds(), before + 1, 'a failed pin keeps no pidfd');
     child.kill('SIGKILL');
     await exited;
     assert.equal(pinned.handle.facts(), undefined, 'an exited process has no facts');
-    assert.equal(
-      ProcessHandle.pin(child.pid!, () => ({ startTicks: 1 })),
-      undefined,
-      'a process that exited is not pinned, whatever the read said',
-    );
+    const late = ProcessHandle.pin(child.pid!, () => ({ startTicks: 1 }));
+    if (late) opened.push(late.handle);
+    assert.equal(late, undefined, 'a process that exited is not pinned, whatever the read said');
     pinned.handle.close();
     assert.equal(pidfds(), before);
     for (const pid of [0, -1, 1.5])
@@ -135,29 +142,42 @@ test('pin reads a process through a pidfd opened first; facts then read its stat
       );
   } finally {
     child.kill('SIGKILL');
+    for (const handle of opened) handle.close();
   }
 });
 
 test('a duplicate has a pidfd of its own and outlives the original; none is made of an exited process', async () => {
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });
   const exited = once(child, 'exit');
+  const opened: ProcessHandle[] = [];
   try {
     await once(child, 'spawn');
     const before = pidfds();
     const original = ProcessHandle.open(child.pid!, startTicksOf(child.pid!))!;
     const copy = original.duplicate();
     assert.ok(copy);
+    opened.push(original, copy);
     assert.equal(pidfds(), before + 2);
     original.close();
     assert.equal(copy.running(), true, 'the copy does not depend on the original');
     assert.equal(pidfds(), before + 1);
+    // A closed handle's copy is a handle of its own again, checked against the start time.
+    const ofClosed = original.duplicate();
+    assert.ok(ofClosed);
+    opened.push(ofClosed);
+    assert.equal(pidfds(), before + 2, 'with a pidfd, not /proc reads');
+    ofClosed.close();
     child.kill('SIGKILL');
     await exited;
     assert.equal(copy.running(), false);
-    assert.equal(copy.duplicate(), undefined, 'no copy of an exited process');
+    const late = copy.duplicate();
+    if (late) opened.push(late);
+    assert.equal(late, undefined, 'no copy of an exited process');
     assert.equal(pidfds(), before + 1, 'the refused copy closed its pidfd');
     copy.close();
+    assert.equal(pidfds(), before);
   } finally {
     child.kill('SIGKILL');
+    for (const handle of opened) handle.close();
   }
 });

@@ -14,6 +14,11 @@ import {
   readProc,
   ticksSinceBoot,
 } from '../../src/platform/process.js';
+import { run } from '../helpers/cli.js';
+import { needsTestUsers } from '../helpers/requirements.js';
+import { asUser, ensureUser } from '../helpers/users.js';
+
+const PROCESS_JS = new URL('../../dist/platform/process.js', import.meta.url).pathname;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -134,4 +139,24 @@ test('readProc returns the whole text of a /proc file longer than its first buff
   }
   assert.equal(readProc(spawnSync('true').pid!, 'status'), undefined, 'a reaped process');
   for (const pid of [0, -1, 1.5]) assert.equal(readProc(pid, 'status'), undefined);
+});
+
+test('a /proc file that is refused is a permission error naming it, not a process that exited', {
+  skip: needsTestUsers(),
+}, async () => {
+  // An unprivileged user may not read another user's environ (as hidepid refuses status): the
+  // reader says so, and processExists still finds the process kill(2) found.
+  const script = `import { readProc, processExists } from '${PROCESS_JS}';
+let refused;
+try { readProc(1, 'environ'); refused = 'read'; } catch (err) { refused = err.name + ': ' + err.message; }
+console.log(JSON.stringify({ refused, exists: processExists(1) }));`;
+  const user = ensureUser('joulegate-proc');
+  const r = await run('env', [process.execPath, '--input-type=module', '-e', script], {
+    prefix: asUser(user),
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), {
+    refused: 'PermissionError: /proc/1/environ: permission denied',
+    exists: true,
+  });
 });

@@ -99,25 +99,29 @@ test('session processes: questions of one turn are answered together, each from 
 test('session processes: an adopted handle is a copy, kept once, asked with no /proc read', async () => {
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });
   const exited = once(child, 'exit');
+  const processes = new SessionProcesses();
+  let caller: ProcessHandle | undefined;
   try {
     await once(child, 'spawn');
-    const processes = new SessionProcesses();
     const before = pidfds();
-    const caller = ProcessHandle.open(child.pid!, startTicksOf(child.pid!))!;
+    caller = ProcessHandle.open(child.pid!, startTicksOf(child.pid!))!;
     processes.adopt(caller);
     processes.adopt(caller); // again: kept, not copied twice
     assert.equal(pidfds(), before + 2, "the caller's and one copy");
     caller.close();
+    const startTicks = caller.startTicks;
     const reads = await spyOnFs('openSync', async () => {
-      assert.equal(processes.running(child.pid!, caller.startTicks), true);
+      assert.equal(processes.running(child.pid!, startTicks), true);
     });
     assert.deepEqual(reads, [], 'the copy is asked, not /proc');
     child.kill('SIGKILL');
     await exited;
-    assert.equal(processes.running(child.pid!, caller.startTicks), false);
+    assert.equal(processes.running(child.pid!, startTicks), false);
     processes.forget(child.pid!);
     assert.equal(pidfds(), before);
   } finally {
     child.kill('SIGKILL');
+    caller?.close();
+    processes.forget(child.pid!);
   }
 });
