@@ -74,6 +74,23 @@ function alignment(type: string): number {
   }
 }
 
+/** Longest string written a code unit at a time (longer ones are rare: Buffer's encoder). */
+const ASCII_COPY_LIMIT = 256;
+
+/**
+ * `text`'s length when it is short ASCII text without NUL (one byte per code unit in UTF-8),
+ * else -1 (NUL included: the caller's check names it).
+ */
+function asciiLength(text: string): number {
+  const n = text.length;
+  if (n > ASCII_COPY_LIMIT) return -1;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0 || c > 0x7f) return -1;
+  }
+  return n;
+}
+
 /**
  * Marshals into one growing buffer. Its memory is not zeroed (allocUnsafe: small ones are slices
  * of Node's shared pool, not an allocation each): every byte up to `length` is written, padding
@@ -95,18 +112,26 @@ class Writer {
   align(n: number): void {
     const pad = (n - (this.length % n)) % n;
     this.ensure(pad);
-    this.buf.fill(0, this.length, this.length + pad);
-    this.length += pad;
+    // At most 7 bytes: a loop, not Buffer.fill's call into C++.
+    for (let i = 0; i < pad; i++) this.buf[this.length++] = 0;
   }
 
+  // The writes below are byte by byte: Buffer's writeUInt*() check the value and offset again
+  // (here both are known to fit), which was a third of a small message's encoding.
+
+  /** A byte (0–255, checked by the caller). */
   u8(v: number): void {
     this.ensure(1);
-    this.buf.writeUInt8(v, this.length);
-    this.length += 1;
+    this.buf[this.length++] = v;
   }
 
+  /** A 32-bit word at `offset` (room made by the caller), little endian; signed values too. */
   u32At(offset: number, v: number): void {
-    this.buf.writeUInt32LE(v, offset);
+    const b = this.buf;
+    b[offset] = v;
+    b[offset + 1] = v >>> 8;
+    b[offset + 2] = v >>> 16;
+    b[offset + 3] = v >>> 24;
   }
 
   fixed(type: string, v: WireValue): void {
@@ -116,7 +141,7 @@ class Writer {
     const o = this.length;
     switch (type) {
       case 'y':
-        b.writeUInt8(intIn(v, 0, 0xff, type), o);
+        b[o] = intIn(v, 0, 0xff, type);
         this.length += 1;
         return;
       case 'b':
@@ -132,11 +157,11 @@ class Writer {
         this.length += 2;
         return;
       case 'i':
-        b.writeInt32LE(intIn(v, -0x80000000, 0x7fffffff, type), o);
+        this.u32At(o, intIn(v, -0x80000000, 0x7fffffff, type));
         this.length += 4;
         return;
       case 'u':
-        b.writeUInt32LE(intIn(v, 0, 0xffffffff, type), o);
+        this.u32At(o, intIn(v, 0, 0xffffffff, type));
         this.length += 4;
         return;
       case 'x':
@@ -157,25 +182,37 @@ class Writer {
     }
   }
 
-  /** Written in place: its UTF-8 length first, then the text (no intermediate Buffer). */
+  /**
+   * Written in place: its UTF-8 length first, then the text (no intermediate Buffer). ASCII text
+   * (names, paths, signatures: nearly every string a message carries) is copied a code unit per
+   * byte here, where Buffer's UTF-8 encoder costs a call into C++ per string.
+   */
   string(type: string, v: WireValue): void {
     if (typeof v !== 'string') badValue(type, v);
     const text = v as string;
+    const ascii = asciiLength(text);
     // In UTF-8 only U+0000 encodes as a NUL byte.
-    if (text.includes('\0')) throw new TypeError('D-Bus strings cannot contain NUL');
-    const size = Buffer.byteLength(text, 'utf8');
+    if (ascii < 0 && text.includes('\0')) throw new TypeError('D-Bus strings cannot contain NUL');
+    const size = ascii >= 0 ? ascii : Buffer.byteLength(text, 'utf8');
     if (type === 'g') {
       if (size > 255) throw new TypeError('signature longer than 255 bytes');
       this.u8(size);
     } else {
       this.align(4);
       this.ensure(4);
-      this.buf.writeUInt32LE(size, this.length);
+      this.u32At(this.length, size);
       this.length += 4;
     }
     this.ensure(size + 1);
-    this.length += this.buf.write(text, this.length, size, 'utf8');
-    this.buf[this.length++] = 0;
+    const b = this.buf;
+    if (ascii >= 0) {
+      const at = this.length;
+      for (let i = 0; i < size; i++) b[at + i] = text.charCodeAt(i);
+      this.length += size;
+    } else {
+      this.length += b.write(text, this.length, size, 'utf8');
+    }
+    b[this.length++] = 0;
   }
 
   value(node: SignatureType, v: WireValue): void {
@@ -289,6 +326,46 @@ export function encodeMessage(msg: Message): Buffer {
   return out;
 }
 
+/**
+ * The strings messages repeat (paths, interfaces, members, bus names, signatures, signal
+ * names), kept once: a hit compares the bytes with the kept string instead of decoding them
+ * (Buffer's UTF-8 decoder is a call into C++ and a new string per field). Direct-mapped by a
+ * hash of the bytes, so a peer sending ever new strings only replaces entries: its cost per
+ * string stays bounded and memory fixed. Only short ASCII strings are kept; any other string
+ * is decoded as before.
+ */
+class ShortStringCache {
+  static readonly MAX_LENGTH = 64;
+  private static readonly SLOT_BITS = 9;
+  private readonly kept: (string | undefined)[] = new Array(1 << ShortStringCache.SLOT_BITS).fill(undefined);
+
+  decode(buf: Buffer, at: number, len: number): string {
+    if (len > ShortStringCache.MAX_LENGTH) return buf.toString('utf8', at, at + len);
+    // A few bytes pick the slot; the whole string is compared on a hit, and checked on a miss.
+    const last = at + len - 1;
+    const hash =
+      len === 0
+        ? 0
+        : Math.imul(len ^ (buf[at]! << 8) ^ (buf[last]! << 16) ^ (buf[at + (len >> 1)]! << 24), 0x9e3779b1);
+    // The product's top bits depend on every input bit (its low bits only on the low ones).
+    const slot = hash >>> (32 - ShortStringCache.SLOT_BITS);
+    const kept = this.kept[slot];
+    if (kept !== undefined && kept.length === len && sameAscii(kept, buf, at)) return kept;
+    for (let i = at; i <= last; i++) if (buf[i]! > 0x7f) return buf.toString('utf8', at, at + len);
+    const text = buf.toString('latin1', at, at + len);
+    this.kept[slot] = text;
+    return text;
+  }
+}
+
+/** Whether `text` (ASCII, as long as the bytes) is the bytes at `at`. */
+function sameAscii(text: string, buf: Buffer, at: number): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== buf[at + i]) return false;
+  return true;
+}
+
+const shortStrings = new ShortStringCache();
+
 class Reader {
   pos = 0;
   constructor(
@@ -317,7 +394,7 @@ class Reader {
     const le = this.le;
     switch (type) {
       case 'y':
-        return b.readUInt8(this.take(1));
+        return b[this.take(1)]!;
       case 'b':
         return (le ? b.readUInt32LE(this.take(4)) : b.readUInt32BE(this.take(4))) !== 0;
       case 'n':
@@ -328,7 +405,7 @@ class Reader {
         return le ? b.readInt32LE(this.take(4)) : b.readInt32BE(this.take(4));
       case 'u':
       case 'h':
-        return le ? b.readUInt32LE(this.take(4)) : b.readUInt32BE(this.take(4));
+        return this.u32();
       case 'x': {
         const v = le ? b.readBigInt64LE(this.take(8)) : b.readBigInt64BE(this.take(8));
         return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
@@ -344,12 +421,20 @@ class Reader {
     }
   }
 
+  /** An aligned UINT32, read byte by byte (take() has checked the bounds). */
+  u32(): number {
+    this.align(4);
+    const o = this.take(4);
+    const b = this.buf;
+    return this.le
+      ? (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + b[o + 3]! * 0x1000000
+      : (b[o + 3]! | (b[o + 2]! << 8) | (b[o + 1]! << 16)) + b[o]! * 0x1000000;
+  }
+
   string(type: string): string {
-    let len: number;
-    if (type === 'g') len = this.fixed('y') as number;
-    else len = this.fixed('u') as number;
+    const len = type === 'g' ? this.buf[this.take(1)]! : this.u32();
     const at = this.take(len + 1);
-    return this.buf.toString('utf8', at, at + len);
+    return shortStrings.decode(this.buf, at, len);
   }
 
   value(node: SignatureType, depth = 0): WireValue {
