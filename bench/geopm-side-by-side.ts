@@ -357,10 +357,13 @@ const latencyMs = (values: number[]) => ({
 });
 
 /**
- * The "stop" times (connect, read, "q", StopBatch), StopBatch refusals and failed starts of
- * every round, by side.
+ * The "stop" times (connect, read, "q", StopBatch), StopBatch refusals, failed starts, buffers
+ * that took over 2 s to go and leftover batch files removed, of every round, by side.
  */
-const stops = new Map<Kind, { ms: number[]; refused: number; startFailed: string[] }>();
+const stops = new Map<
+  Kind,
+  { ms: number[]; refused: number; startFailed: string[]; slowCleanups: number; leftoversRemoved: number }
+>();
 
 /** Most failed starts a side may have before the figure is given up (a third of the 75 made). */
 const MAX_FAILED_STARTS = 25;
@@ -370,12 +373,16 @@ const MAX_FAILED_STARTS = 25;
  * first message among them). They are not in the StartBatch figures' samples.
  */
 function failedStarts(
-  since?: Record<string, { count: number }>,
-): Record<string, { count: number; first?: string }> {
+  since?: Record<string, { count: number; leftovers_removed: number }>,
+): Record<string, { count: number; first?: string; leftovers_removed: number }> {
   return Object.fromEntries(
-    [...stops].map(([kind, { startFailed }]) => {
+    [...stops].map(([kind, { startFailed, leftoversRemoved }]) => {
       const from = since?.[kind]?.count ?? 0;
-      return [kind, { count: startFailed.length - from, first: startFailed[from] }];
+      const removed = leftoversRemoved - (since?.[kind]?.leftovers_removed ?? 0);
+      return [
+        kind,
+        { count: startFailed.length - from, first: startFailed[from], leftovers_removed: removed },
+      ];
     }),
   );
 }
@@ -388,17 +395,27 @@ async function startRound(side: Side, count: number, pauseMs: number): Promise<n
     stop: number[];
     stopRefused: number;
     startFailed?: string[];
+    slowCleanups?: number;
+    leftoversRemoved?: number;
     error?: string;
   }>();
   if (!out.start) throw new Error(`${side.kind}: starts: ${out.error}; daemon log: ${side.logTail()}`);
-  const kept = stops.get(side.kind) ?? { ms: [], refused: 0, startFailed: [] };
+  const kept = stops.get(side.kind) ?? {
+    ms: [],
+    refused: 0,
+    startFailed: [],
+    slowCleanups: 0,
+    leftoversRemoved: 0,
+  };
   kept.ms.push(...out.stop);
   kept.refused += out.stopRefused;
+  kept.slowCleanups += out.slowCleanups ?? 0;
+  kept.leftoversRemoved += out.leftoversRemoved ?? 0;
   kept.startFailed.push(...(out.startFailed ?? []));
   stops.set(side.kind, kept);
   if (kept.startFailed.length > MAX_FAILED_STARTS) {
     throw new Error(
-      `${side.kind}: starts: ${kept.startFailed.length} PlatformStartBatch calls failed, the last: ${kept.startFailed.at(-1)}; daemon log: ${side.logTail()}`,
+      `${side.kind}: starts: ${kept.startFailed.length} PlatformStartBatch calls failed, the first: ${kept.startFailed[0]}; the last: ${kept.startFailed.at(-1)}; daemon log: ${side.logTail()}`,
     );
   }
   return out.start;
@@ -1044,8 +1061,13 @@ async function main() {
         how: 'per round 5 starts, each after a 0.5 s pause',
       });
       paused.start_batch_failed = failedStarts(failedBefore);
-      for (const [kind, { ms, refused }] of stops)
-        cycles[kind] = { samples: ms.length, ...latencyMs(ms), stop_batch_refused: refused };
+      for (const [kind, { ms, refused, slowCleanups }] of stops)
+        cycles[kind] = {
+          samples: ms.length,
+          ...latencyMs(ms),
+          stop_batch_refused: refused,
+          buffer_gone_after_2s: slowCleanups,
+        };
       if (stops.has('geopm')) {
         const [jg, geopm] = [cycles.joulegate, cycles.geopm] as { p50_ms: number; p99_ms: number }[];
         cycles.ratio = {

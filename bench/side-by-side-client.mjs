@@ -3,12 +3,13 @@
 // session, prints {"ready":<pid>}, then for each line "starts N PAUSE_MS" on stdin makes N rounds
 // of: a PAUSE_MS pause, PlatformStartBatch([TIME]) (timed: "start"), then as GEOPM's own client
 // ends a batch (timed: "stop"): connect to the server, one read, "q" to the server,
-// PlatformStopBatch; then an untimed wait until the server's buffer is gone (a start for the same
-// client, the same key, fails while it is there). Prints {"start":[ms...],"stop":[ms...],
-// "stopRefused":K,"startFailed":[message...]} (K StopBatch calls answered with an error, timed
-// all the same; a StartBatch answered with an error is not timed, and its round ends there), or
-// {"error":"..."}. Ends when stdin ends.
-import { existsSync } from 'node:fs';
+// PlatformStopBatch; then an untimed wait, up to 30 s, until the server's buffer is gone (a start
+// for the same client, the same key, fails while it is there). Prints {"start":[ms...],
+// "stop":[ms...],"stopRefused":K,"startFailed":[message...],"slowCleanups":S,"leftoversRemoved":L}
+// (K StopBatch calls answered with an error, timed all the same; a StartBatch answered with an
+// error is not timed, and its round ends there; S buffers that took over 2 s to go; L batch files
+// under this client's pid removed after failed starts), or {"error":"..."}. Ends when stdin ends.
+import { existsSync, unlinkSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { BatchClient } from '../dist/ipc/batch/client.js';
 import { GeopmClient } from '../dist/ipc/geopm-client.js';
@@ -21,13 +22,39 @@ const client = await GeopmClient.connect();
 await client.platformOpenSession();
 print({ ready: process.pid });
 
+/**
+ * Waits, untimed, until the server's buffer is gone, for up to 30 s: under load GEOPM's server
+ * once took longer than the 2 s this used to wait, and every later start for this client then
+ * failed on the buffer it still held ("File exists"). True when the wait took over 2 s.
+ */
 async function gone(key) {
   const file = `${RUN_DIR}/batch-buffer-${key}-signal`;
-  for (const end = Date.now() + 2000; existsSync(file) && Date.now() < end; ) await pause(1);
+  const start = Date.now();
+  for (const end = start + 30_000; existsSync(file) && Date.now() < end; ) await pause(1);
+  return Date.now() - start > 2000;
+}
+
+/**
+ * Removes the batch files keyed by this client's pid that a server left behind, and says how
+ * many: GEOPM keys a client's server by its pid, and under load one of its servers once left
+ * its buffer for good, so that every later start for this client failed on it ("File exists").
+ * Called after a failed start only, when no batch of this client runs.
+ */
+function removeLeftovers() {
+  let removed = 0;
+  for (const name of ['buffer-%-signal', 'buffer-%-control', 'status-%-in', 'status-%-out']) {
+    try {
+      unlinkSync(`${RUN_DIR}/batch-${name.replace('%', String(process.pid))}`);
+      removed++;
+    } catch {
+      // not there
+    }
+  }
+  return removed;
 }
 
 async function starts(count, pauseMs) {
-  const out = { start: [], stop: [], stopRefused: 0, startFailed: [] };
+  const out = { start: [], stop: [], stopRefused: 0, startFailed: [], slowCleanups: 0, leftoversRemoved: 0 };
   for (let i = 0; i < count; i++) {
     if (pauseMs > 0) await pause(pauseMs);
     let t = performance.now();
@@ -37,6 +64,7 @@ async function starts(count, pauseMs) {
     } catch (err) {
       // GEOPM's server start gives up on a client it finds slow (seen under load): counted, not timed.
       out.startFailed.push(String(err?.message ?? err).split('\n', 1)[0]);
+      out.leftoversRemoved += removeLeftovers();
       continue;
     }
     const { serverPid, serverKey } = started;
@@ -49,7 +77,7 @@ async function starts(count, pauseMs) {
       out.stopRefused++;
     });
     out.stop.push(performance.now() - t);
-    await gone(serverKey);
+    if (await gone(serverKey)) out.slowCleanups++;
   }
   return out;
 }

@@ -132,6 +132,34 @@ test('no start is answered after its deadline with a server left running', { ski
   }
 });
 
+// GEOPM keys a client's server by the client's pid, as joulegated does, and under load one of
+// GEOPM's servers left its buffer behind: every later start for that client then failed on it
+// ("File exists", docs/geopm-side-by-side.md). A server that cannot clean up (SIGKILL) must not
+// do that to its client here.
+test('a server killed with SIGKILL leaves no batch files: the next start for its client succeeds', {
+  skip,
+}, async () => {
+  const [client] = await startClients(queued, alice, 1);
+  const filesOf = (pid: number) => readdirSync(queued.runDir).filter((f) => f.includes(`-${pid}-`));
+  try {
+    client!.send('go');
+    const first = await client!.next<StartResult>();
+    assert.equal(first.ok, true, `${first.message}\n${queued.daemonLog}`);
+    assert.ok(filesOf(client!.pid).length > 0, 'the server made its files');
+    process.kill(first.serverPid!, 'SIGKILL');
+    const ended = `batch server ${first.serverPid} of client ${client!.pid} ended`;
+    assert.ok(await waitFor(() => queued.daemonLog.includes(ended), 30_000), queued.daemonLog);
+    assert.ok(await waitFor(() => filesOf(client!.pid).length === 0, 30_000), filesOf(client!.pid).join(' '));
+    client!.send('go');
+    const second = await client!.next<StartResult>();
+    assert.equal(second.ok, true, `${second.message}\n${queued.daemonLog}`);
+    assert.notEqual(second.serverPid, first.serverPid);
+  } finally {
+    await client!.end();
+  }
+  assert.ok(await waitFor(() => serversOf(queued).length === 0, 20_000));
+});
+
 test('both daemons stop cleanly on SIGTERM', { skip }, async () => {
   for (const h of [queued, hurried]) assert.equal(await h.stopDaemon(), 0, h.daemonLog);
 });
