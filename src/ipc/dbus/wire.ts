@@ -300,8 +300,8 @@ export function encodeMessage(msg: Message): Buffer {
   // message's start is the same as from its own; its length is filled in once written.
   const w = new Writer();
   w.u8(0x6c); // 'l': little endian
-  w.u8(msg.type);
-  w.u8(msg.flags);
+  w.u8(intIn(msg.type, 0, 0xff, 'y'));
+  w.u8(intIn(msg.flags, 0, 0xff, 'y'));
   w.u8(1); // protocol version
   w.fixed('u', 0); // body length, below
   w.fixed('u', msg.serial);
@@ -335,23 +335,24 @@ export function encodeMessage(msg: Message): Buffer {
  * is decoded as before.
  */
 class ShortStringCache {
-  static readonly MAX_LENGTH = 64;
+  private static readonly MAX_LENGTH = 64;
   private static readonly SLOT_BITS = 9;
   private readonly kept: (string | undefined)[] = new Array(1 << ShortStringCache.SLOT_BITS).fill(undefined);
 
   decode(buf: Buffer, at: number, len: number): string {
     if (len > ShortStringCache.MAX_LENGTH) return buf.toString('utf8', at, at + len);
-    // A few bytes pick the slot; the whole string is compared on a hit, and checked on a miss.
-    const last = at + len - 1;
-    const hash =
-      len === 0
-        ? 0
-        : Math.imul(len ^ (buf[at]! << 8) ^ (buf[last]! << 16) ^ (buf[at + (len >> 1)]! << 24), 0x9e3779b1);
+    // Every byte goes into the slot's hash (bus names such as ":1.123" differ in one or two), and
+    // a byte outside ASCII sends the string to Buffer's decoder.
+    let hash = len;
+    for (let i = at; i < at + len; i++) {
+      const byte = buf[i]!;
+      if (byte > 0x7f) return buf.toString('utf8', at, at + len);
+      hash = Math.imul(hash ^ byte, 0x9e3779b1);
+    }
     // The product's top bits depend on every input bit (its low bits only on the low ones).
     const slot = hash >>> (32 - ShortStringCache.SLOT_BITS);
     const kept = this.kept[slot];
     if (kept !== undefined && kept.length === len && sameAscii(kept, buf, at)) return kept;
-    for (let i = at; i <= last; i++) if (buf[i]! > 0x7f) return buf.toString('utf8', at, at + len);
     const text = buf.toString('latin1', at, at + len);
     this.kept[slot] = text;
     return text;

@@ -177,6 +177,31 @@ test('32-bit integers are written in little-endian two’s complement at their b
   assert.deepEqual(encodeBody('y', [255]), Buffer.from([255]));
   assert.throws(() => encodeBody('u', [2 ** 32]), /does not fit D-Bus type 'u'/);
   assert.throws(() => encodeBody('y', [256]), /does not fit D-Bus type 'y'/);
+  // Read back from a little-endian message: the top bit set still gives a positive number.
+  const buf = encodeMessage({
+    type: MessageType.MethodCall,
+    flags: 0,
+    serial: 2 ** 32 - 1,
+    path: '/a',
+    member: 'M',
+    signature: 'uui',
+    body: [0x80000000, 0xffffffff, -(2 ** 31)],
+  });
+  const msg = decodeMessage(buf);
+  assert.deepEqual(msg.body, [0x80000000, 0xffffffff, -(2 ** 31)]);
+  assert.equal(msg.serial, 2 ** 32 - 1);
+  // The header's own bytes are checked too.
+  const header = { type: MessageType.MethodCall, flags: 0, serial: 1, path: '/a', member: 'M', body: [] };
+  assert.throws(() => encodeMessage({ ...header, type: 256 }), /does not fit D-Bus type 'y'/);
+  assert.throws(() => encodeMessage({ ...header, flags: -1 }), /does not fit D-Bus type 'y'/);
+});
+
+test('a signature is at most 255 bytes, counted in bytes on either string path', () => {
+  const ascii255 = 'i'.repeat(255);
+  assert.equal(encodeBody('g', [ascii255]).length, 257);
+  assert.throws(() => encodeBody('g', ['i'.repeat(256)]), /longer than 255 bytes/);
+  // 128 code units, 256 bytes: over the limit although shorter than it in code units.
+  assert.throws(() => encodeBody('g', ['é'.repeat(128)]), /longer than 255 bytes/);
 });
 
 test('strings the decoder keeps for reuse come back as sent, also where they share a slot', () => {
