@@ -42,9 +42,15 @@ async function gone(key) {
  */
 function removeLeftovers() {
   let removed = 0;
-  for (const name of ['buffer-%-signal', 'buffer-%-control', 'status-%-in', 'status-%-out']) {
+  const key = process.pid;
+  for (const name of [
+    `buffer-${key}-signal`,
+    `buffer-${key}-control`,
+    `status-${key}-in`,
+    `status-${key}-out`,
+  ]) {
     try {
-      unlinkSync(`${RUN_DIR}/batch-${name.replace('%', String(process.pid))}`);
+      unlinkSync(`${RUN_DIR}/batch-${name}`);
       removed++;
     } catch {
       // not there

@@ -422,9 +422,8 @@ class Reader {
     }
   }
 
-  /** An aligned UINT32, read byte by byte (take() has checked the bounds). */
+  /** A UINT32 at the current position (aligned by the caller), byte by byte; take() checks bounds. */
   u32(): number {
-    this.align(4);
     const o = this.take(4);
     const b = this.buf;
     return this.le
@@ -433,7 +432,12 @@ class Reader {
   }
 
   string(type: string): string {
-    const len = type === 'g' ? this.buf[this.take(1)]! : this.u32();
+    let len: number;
+    if (type === 'g') len = this.buf[this.take(1)]!;
+    else {
+      this.align(4);
+      len = this.u32();
+    }
     const at = this.take(len + 1);
     return shortStrings.decode(this.buf, at, len);
   }

@@ -192,7 +192,7 @@ test('32-bit integers are written in little-endian two’s complement at their b
   assert.equal(msg.serial, 2 ** 32 - 1);
   // The header's own bytes are checked too.
   const header = { type: MessageType.MethodCall, flags: 0, serial: 1, path: '/a', member: 'M', body: [] };
-  assert.throws(() => encodeMessage({ ...header, type: 256 }), /does not fit D-Bus type 'y'/);
+  assert.throws(() => encodeMessage({ ...header, type: 256 as MessageType }), /does not fit D-Bus type 'y'/);
   assert.throws(() => encodeMessage({ ...header, flags: -1 }), /does not fit D-Bus type 'y'/);
 });
 
