@@ -8,6 +8,7 @@ import { DBusConnection, DBusRemoteError, systemBusAddress } from '../ipc/dbus/c
 import { busName, OBJECT_PATH } from '../ipc/dbus/interface.js';
 import { errorMessage } from '../platform/errors.js';
 import { collectWhenGrown } from '../platform/heap.js';
+import { procHidesOthersFromSelf } from '../platform/proc-visibility.js';
 import { VERSION } from '../platform/version.js';
 import { AccessLists } from '../service/access/index.js';
 import { answerModeFromEnv } from '../service/answer-mode.js';
@@ -124,6 +125,13 @@ async function main(): Promise<void> {
   // Only now: a daemon that stops above says one line.
   for (const d of pio.diagnostics())
     if (!d.signal) log(`joulegated: backend ${d.backend} not loaded: ${d.reason}`);
+  const hidden = procHidesOthersFromSelf('joulegated');
+  if (hidden) {
+    log(
+      `joulegated: warning: ${hidden}: it cannot identify those callers and refuses their sessions; ` +
+        'give it CAP_SYS_PTRACE (the shipped unit does) or the gid= group of /proc',
+    );
+  }
   // A cache from an earlier boot or hardware change must not outlive the daemon that wrote it.
   rmSync(join(runDir, TOPO_CACHE), { force: true });
   secureMakeFile(join(runDir, TOPO_CACHE), service.topologyCache());

@@ -1,5 +1,6 @@
 import { PermissionError } from '../platform/errors.js';
-import { capSysAdminIn, type ProcessFacts, processFacts } from '../platform/process.js';
+import { procHidesOthersFromSelf } from '../platform/proc-visibility.js';
+import { capSysAdminIn, type ProcessFacts, processExists, processFacts } from '../platform/process.js';
 import type { ProcessHandle } from '../platform/process-handle.js';
 import type { AccessLists, AccessSet, Catalog } from './access/index.js';
 import { groupNamesOfAsync, userByIdAsync } from './access/nss.js';
@@ -38,6 +39,17 @@ export function callerProcessNow(caller: Caller): ProcessFacts | undefined {
   return now !== undefined && now.startTicks === caller.startTicks && now.uid === caller.uid
     ? now
     : undefined;
+}
+
+/**
+ * Why a caller's process could not be confirmed, for the refusal: it has exited, or, where /proc
+ * hides other users' processes from the daemon (hidepid), it still runs unseen.
+ */
+export function unseenCallerText(pid: number): string {
+  const hidden = processExists(pid) ? procHidesOthersFromSelf('joulegated') : undefined;
+  return hidden === undefined
+    ? `Process ${pid} that opened this connection has exited; a session needs a live process`
+    : `Process ${pid} that opened this connection is hidden from joulegated: ${hidden}; a session needs a process joulegated can see`;
 }
 
 /** What a calling process may do: admin rights, and its signal and control lists. */

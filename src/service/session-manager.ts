@@ -4,7 +4,7 @@ import type { AccessSet } from './access/index.js';
 import type { BatchLauncher, BatchRequestEntry, BatchServerHandle } from './batch-port.js';
 import { BatchServers } from './batch-servers.js';
 import { DEFAULT_BATCH_SETTINGS } from './batch-settings.js';
-import { type Caller, callerProcessNow } from './caller-access.js';
+import { type Caller, callerProcessNow, unseenCallerText } from './caller-access.js';
 import { NoSessionError } from './errors.js';
 import { LIMITS } from './limits.js';
 import { Mutex } from './mutex.js';
@@ -387,11 +387,7 @@ export class SessionManager {
    */
   private async openFor(process: Caller, lists?: AccessSet): Promise<SessionRecord> {
     const ident = callerProcessNow(process);
-    if (!ident) {
-      throw new NoSessionError(
-        `Process ${process.pid} that opened this connection has exited; a session needs a live process`,
-      );
-    }
+    if (!ident) throw new NoSessionError(unseenCallerText(process.pid));
     const ofUser = this.sessions.all().filter((r) => r.client_uid === ident.uid).length;
     if (ofUser >= LIMITS.sessionsPerUser) {
       throw new PermissionError(

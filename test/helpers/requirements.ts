@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { release } from 'node:os';
 import { delimiter, join } from 'node:path';
 
 /*
@@ -32,6 +33,7 @@ const DEBIAN_PACKAGE: Record<string, string> = {
   h5dump: 'hdf5-tools',
   munged: 'munge',
   lintian: 'lintian',
+  mount: 'mount',
   npm: 'npm',
   openssl: 'openssl',
   prometheus: 'prometheus',
@@ -48,6 +50,7 @@ const DEBIAN_PACKAGE: Record<string, string> = {
   'systemd-analyze': 'systemd',
   'systemd-sysusers': 'systemd',
   'systemd-tmpfiles': 'systemd',
+  unshare: 'util-linux',
   useradd: 'passwd',
   usermod: 'passwd',
 };
@@ -91,6 +94,15 @@ export function needsTool(...tools: string[]): Skip {
     return pkg ? `${tool} (Debian package ${pkg})` : tool;
   });
   return missing(`needs ${named.join(', ')}: not on PATH`);
+}
+
+/** The running kernel must be `major`.`minor` or later (`why` says what the test needs of it). */
+export function needsKernel(major: number, minor: number, why: string): Skip {
+  const [have = 0, haveMinor = 0] = release()
+    .split('.')
+    .map((part) => Number.parseInt(part, 10));
+  if (have > major || (have === major && haveMinor >= minor)) return false;
+  return missing(`needs Linux ${major}.${minor} or later (this is ${release()}): ${why}`);
 }
 
 /** /usr/bin/python3 must import `module` (`debianPackage` is named in the reason). */

@@ -137,9 +137,17 @@ export class ServiceHarness {
     writeFileSync(join(this.controlDir, file), `${value}\n`);
   }
 
-  /** Starts the daemon (with `env` added to its environment) and resolves once it logs "ready". */
-  async startDaemon(env: Record<string, string> = {}): Promise<ChildProcess> {
-    const proc = spawn(process.execPath, [DAEMON], {
+  /**
+   * Starts the daemon (with `env` added to its environment) and resolves once it logs "ready".
+   * `wrapper` runs first and must end by exec'ing its arguments (the daemon's command), so that
+   * the daemon keeps the pid this harness signals.
+   */
+  async startDaemon(
+    env: Record<string, string> = {},
+    wrapper: readonly string[] = [],
+  ): Promise<ChildProcess> {
+    const [command, ...args] = [...wrapper, process.execPath, DAEMON];
+    const proc = spawn(command!, args, {
       // A server's wait for its client is a wall-clock limit: on a loaded machine a test client
       // may take longer than the daemon's 10 s to connect. Tests of that limit set their own.
       env: { ...process.env, JOULEGATE_BATCH_IDLE_TIMEOUT: '300', ...this.env(), ...this.daemonEnv, ...env },
