@@ -128,8 +128,8 @@ async function main(): Promise<void> {
   const hidden = procHidesOthersFromSelf('joulegated');
   if (hidden) {
     log(
-      `joulegated: warning: ${hidden}: it cannot identify those callers and refuses their sessions; ` +
-        'give it CAP_SYS_PTRACE (the shipped unit does) or the gid= group of /proc',
+      `joulegated: warning: ${hidden}: it cannot identify those callers and refuses them; give it ` +
+        `CAP_SYS_PTRACE (the shipped unit does)${hidden.includes('ptraceable') ? '' : " or /proc's group"}`,
     );
   }
   // A cache from an earlier boot or hardware change must not outlive the daemon that wrote it.

@@ -31,7 +31,7 @@ export function parseStartTicks(stat: string): number {
 }
 
 /** The text after `key:` on its line of a /proc status text, or undefined. */
-function statusField(text: string, key: string): string | undefined {
+export function statusField(text: string, key: string): string | undefined {
   const label = `${key}:`;
   let at = 0;
   if (!text.startsWith(label)) {

@@ -49,7 +49,12 @@ export function unseenCallerText(pid: number): string {
   const hidden = processExists(pid) ? procHidesOthersFromSelf('joulegated') : undefined;
   return hidden === undefined
     ? `Process ${pid} that opened this connection has exited; a session needs a live process`
-    : `Process ${pid} that opened this connection is hidden from joulegated: ${hidden}; a session needs a process joulegated can see`;
+    : hiddenCallerText(pid, hidden);
+}
+
+/** The refusal of a caller that /proc hides from the daemon, `why` saying how (proc-visibility). */
+export function hiddenCallerText(pid: number, why: string): string {
+  return `Process ${pid} that opened this connection is hidden from joulegated: ${why}; a session needs a process joulegated can see`;
 }
 
 /** What a calling process may do: admin rights, and its signal and control lists. */

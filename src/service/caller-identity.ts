@@ -1,9 +1,10 @@
 import { DBusRemoteError } from '../ipc/dbus/connection.js';
 import type { WireValue } from '../ipc/dbus/wire.js';
-import { JoulegateError } from '../platform/errors.js';
-import { processIdentity, ticksSinceBoot } from '../platform/process.js';
+import { JoulegateError, PermissionError } from '../platform/errors.js';
+import { procHidesOthersFromSelf } from '../platform/proc-visibility.js';
+import { type ProcessIdentity, processIdentity, ticksSinceBoot } from '../platform/process.js';
 import { ProcessHandle } from '../platform/process-handle.js';
-import type { Caller } from './caller-access.js';
+import { type Caller, hiddenCallerText } from './caller-access.js';
 
 /** Asks the bus daemon one question about a connection (DBusConnection.busQuery). */
 export type BusQuery = (member: string, uniqueName: string) => Promise<WireValue>;
@@ -40,12 +41,26 @@ export async function callerOfConnection(
   if (typeof pid !== 'number' || typeof uid !== 'number') {
     throw new JoulegateError(`the bus gave no process id or user id for connection ${uniqueName}`);
   }
-  const pinned = ProcessHandle.pin(pid, () => processIdentity(pid));
+  const pinned = pinCaller(pid);
   const opener = pinned !== undefined && pinned.facts.uid === uid && pinned.facts.startTicks <= connectedBy;
   if (!opener || !keepHandle) pinned?.handle.close();
   if (!opener) return { pid, uid, startTicks: undefined };
   const startTicks = pinned.facts.startTicks;
   return keepHandle ? { pid, uid, startTicks, handle: pinned.handle } : { pid, uid, startTicks };
+}
+
+/**
+ * The caller's process pinned with its identity (ProcessHandle.pin). Where /proc refuses its
+ * files (hidepid=noaccess: EPERM, not ENOENT), the refusal says why the daemon cannot see it.
+ */
+function pinCaller(pid: number): ReturnType<typeof ProcessHandle.pin<ProcessIdentity>> {
+  try {
+    return ProcessHandle.pin(pid, () => processIdentity(pid));
+  } catch (err) {
+    const hidden = err instanceof PermissionError ? procHidesOthersFromSelf('joulegated') : undefined;
+    if (hidden === undefined) throw err;
+    throw new PermissionError(hiddenCallerText(pid, hidden));
+  }
 }
 
 /**

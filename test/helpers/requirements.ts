@@ -105,6 +105,21 @@ export function needsKernel(major: number, minor: number, why: string): Skip {
   return missing(`needs Linux ${major}.${minor} or later (this is ${release()}): ${why}`);
 }
 
+/**
+ * `command` with `args` must run and exit 0 here: a probe of what the machine lets a test do
+ * that no tool's presence tells (`why` says what).
+ */
+export function needsToRun(command: string, args: readonly string[], why: string): Skip {
+  const r = spawnSync(command, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (r.status === 0) return false;
+  const said = (r.stderr || String(r.error ?? `exit status ${r.status}`)).trim().split('\n')[0];
+  return missing(`needs ${why} (\`${[command, ...args].join(' ')}\` failed: ${said})`);
+}
+
 /** /usr/bin/python3 must import `module` (`debianPackage` is named in the reason). */
 export function needsPythonModule(module: string, debianPackage: string): Skip {
   const r = spawnSync('/usr/bin/python3', ['-c', `import ${module}`], { stdio: 'ignore' });

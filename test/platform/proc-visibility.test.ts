@@ -35,6 +35,12 @@ test('the last proc mount at /proc is the one in use, its hidepid named or numbe
   ]) {
     assert.equal(procMountOptions(OLD.replace('hidepid=2', `hidepid=${n}`))?.hidepid, name);
   }
+  // Where a moved mount breaks the order, /proc's device names the mount in use.
+  assert.deepEqual(procMountOptions(OVER, '0:21'), { hidepid: 'off' });
+  assert.deepEqual(procMountOptions(OVER, '0:40'), { hidepid: 'invisible', gid: 4242 });
+  assert.deepEqual(procMountOptions(OVER, '0:99'), { hidepid: 'invisible', gid: 4242 });
+  // A value this code does not know is kept (and taken as hiding); no prototype key passes.
+  assert.equal(procMountOptions(OLD.replace('hidepid=2', 'hidepid=constructor'))?.hidepid, 'constructor');
   // Something other than proc mounted over /proc, and no /proc at all.
   assert.equal(procMountOptions(`${OVER}70 66 0:50 / /proc rw - tmpfs tmpfs rw\n`), undefined);
   assert.equal(procMountOptions('21 0 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n'), undefined);
@@ -64,4 +70,8 @@ test('hidepid hides other users from a viewer outside the mount group and withou
     "/proc is mounted with hidepid=ptraceable, which shows another user's process, or one with capabilities joulegated lacks, only to holders of CAP_SYS_PTRACE, and joulegated lacks it",
   );
   assert.equal(procHidesOthers(procMountOptions(HOST), user, 'a user'), undefined);
+  assert.equal(
+    procHidesOthers(procMountOptions(OLD.replace('hidepid=2', 'hidepid=8')), user, 'a user'),
+    "/proc is mounted with hidepid=8 (not known here), which shows another user's process, or one with capabilities a user lacks, only to group 0 and to holders of CAP_SYS_PTRACE, and a user has neither",
+  );
 });

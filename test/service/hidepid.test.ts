@@ -3,7 +3,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { procMountOptions } from '../../src/platform/proc-visibility.js';
-import { needsDaemon, needsKernel, needsTool, requirements, whenMet } from '../helpers/requirements.js';
+import {
+  needsDaemon,
+  needsKernel,
+  needsTool,
+  needsToRun,
+  requirements,
+  whenMet,
+} from '../helpers/requirements.js';
 import { ensureGroup, ensureUser } from '../helpers/users.js';
 import { ServiceHarness, STRICT_ANSWERS } from './harness.js';
 
@@ -13,18 +20,6 @@ import { ServiceHarness, STRICT_ANSWERS } from './harness.js';
 // mount namespace of its own with a fresh proc mounted there with hidepid (since Linux 5.8 every
 // proc mount has its own options, so the host's /proc keeps its own), and with the capability
 // bounding set of packaging/joulegated.service, applied by setpriv.
-
-const skip = requirements(
-  needsDaemon(),
-  needsTool('unshare', 'mount'),
-  needsKernel(
-    5,
-    8,
-    "mounts a proc with hidepid in a namespace; before 5.8 that changes the host's /proc too",
-  ),
-);
-const user = whenMet(skip, () => ensureUser('jgsvc_hidden'));
-const viewers = whenMet(skip, () => ensureGroup('jgsvc_procview'));
 
 const UNIT = new URL('../../packaging/joulegated.service', import.meta.url).pathname;
 
@@ -38,17 +33,51 @@ function unitCapabilities(): string[] {
     .map((cap) => cap.replace(/^CAP_/, '').toLowerCase());
 }
 
+const skip = requirements(
+  needsDaemon(),
+  needsTool('unshare', 'mount', 'sh'),
+  needsKernel(
+    5,
+    8,
+    "mounts a proc with hidepid in a namespace; before 5.8 that changes the host's /proc too",
+  ),
+  needsToRun(
+    'unshare',
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      'mount -t proc -o hidepid=invisible proc /proc',
+    ],
+    'a mount namespace with a /proc of its own',
+  ),
+  needsToRun(
+    'setpriv',
+    ['--bounding-set', bounding(unitCapabilities()), '--', 'true'],
+    "the unit's capabilities",
+  ),
+);
+const user = whenMet(skip, () => ensureUser('jgsvc_hidden'));
+const viewers = whenMet(skip, () => ensureGroup('jgsvc_procview'));
+
+/** setpriv's --bounding-set for exactly `caps`. */
+function bounding(caps: readonly string[]): string {
+  return ['-all', ...caps.map((cap) => `+${cap}`)].join(',');
+}
+
 /**
  * A wrapper for ServiceHarness.startDaemon: a new mount namespace whose /proc is a proc mounted
  * with `procOptions`, then setpriv with the capabilities `caps` only (and `groups` as the
  * supplementary groups, if given), then the daemon.
  */
 function hiddenProc(procOptions: string, caps: readonly string[], groups: readonly number[] = []): string[] {
-  const bounding = ['-all', ...caps.map((cap) => `+${cap}`)].join(',');
   return [
     ...['unshare', '--mount', '--propagation', 'private', '--'],
     ...['sh', '-c', 'mount -t proc -o "$1" proc /proc && shift && exec "$@"', 'sh', procOptions],
-    ...['setpriv', '--inh-caps', '-all', '--bounding-set', bounding],
+    ...['setpriv', '--inh-caps', '-all', '--bounding-set', bounding(caps)],
     ...(groups.length > 0 ? ['--groups', groups.join(',')] : []),
     '--',
   ];
@@ -103,31 +132,30 @@ test("with the unit's capabilities, a daemon under hidepid=invisible,gid= serves
   await h.stopDaemon();
 });
 
-test('without CAP_SYS_PTRACE or the group the daemon says so at start and refuses every caller as hidden', {
-  skip,
-}, async () => {
-  const { h, seen } = await daemonBehind(hiddenProc(`hidepid=invisible,gid=${viewers}`, withoutPtrace()));
-  assert.deepEqual(seen, { hidepid: 'invisible', gid: viewers });
-  const why = `/proc is mounted with hidepid=invisible,gid=${viewers}, which shows another user's process, or one with capabilities joulegated lacks, only to group ${viewers} and to holders of CAP_SYS_PTRACE, and joulegated has neither`;
-  assert.ok(
-    h.daemonLog.includes(`joulegated: warning: ${why}: it cannot identify those callers`),
-    h.daemonLog,
-  );
-
-  const [opened] = await h.client(READ_TIME.slice(0, 1), { user });
-  assert.equal(opened?.ok, false, JSON.stringify(opened));
-  assert.match(opened?.message ?? '', /^Process \d+ that opened this connection is hidden from joulegated: /);
-  assert.ok(
-    opened?.message?.endsWith(`${why}; a session needs a process joulegated can see`),
-    opened?.message,
-  );
-  // Root's too: the kernel shows a process with capabilities the daemon lacks only to a holder
-  // of CAP_SYS_PTRACE (or the group), and a root client holds them all.
-  const [asRoot] = await h.client(READ_TIME.slice(0, 1));
-  assert.equal(asRoot?.ok, false, JSON.stringify(asRoot));
-  assert.ok(asRoot?.message?.includes('is hidden from joulegated'), asRoot?.message);
-  await h.stopDaemon();
-});
+for (const hidepid of ['invisible', 'noaccess']) {
+  test(`without CAP_SYS_PTRACE or the group, under hidepid=${hidepid} the daemon says so at start and refuses every caller as hidden`, {
+    skip,
+  }, async () => {
+    const { h, seen } = await daemonBehind(hiddenProc(`hidepid=${hidepid},gid=${viewers}`, withoutPtrace()));
+    assert.deepEqual(seen, { hidepid, gid: viewers });
+    const why = `/proc is mounted with hidepid=${hidepid},gid=${viewers}, which shows another user's process, or one with capabilities joulegated lacks, only to group ${viewers} and to holders of CAP_SYS_PTRACE, and joulegated has neither`;
+    assert.ok(
+      h.daemonLog.includes(`joulegated: warning: ${why}: it cannot identify those callers and refuses them`),
+      h.daemonLog,
+    );
+    const refusal = `that opened this connection is hidden from joulegated: ${why}; a session needs a process joulegated can see`;
+    const [opened] = await h.client(READ_TIME.slice(0, 1), { user });
+    assert.equal(opened?.ok, false, JSON.stringify(opened));
+    assert.match(opened?.message ?? '', /^Process \d+ /);
+    assert.ok(opened?.message?.endsWith(refusal), opened?.message);
+    // Root's too: the kernel shows a process with capabilities the daemon lacks only to a holder
+    // of CAP_SYS_PTRACE (or the group), and a root client holds them all.
+    const [asRoot] = await h.client(READ_TIME.slice(0, 1));
+    assert.equal(asRoot?.ok, false, JSON.stringify(asRoot));
+    assert.ok(asRoot?.message?.endsWith(refusal), asRoot?.message);
+    await h.stopDaemon();
+  });
+}
 
 test("the mount's group serves in place of CAP_SYS_PTRACE, root's group when gid= is not given", {
   skip,
