@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   if (hidden) {
     log(
       `joulegated: warning: ${hidden}: it cannot identify those callers and refuses them; give it ` +
-        `CAP_SYS_PTRACE (the shipped unit does)${hidden.includes('ptraceable') ? '' : " or /proc's group"}`,
+        "CAP_SYS_PTRACE (the shipped unit does) or, unless hidepid=ptraceable, /proc's group",
     );
   }
   // A cache from an earlier boot or hardware change must not outlive the daemon that wrote it.

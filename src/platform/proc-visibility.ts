@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { statusField } from './process.js';
+import { parseStatus, statusField } from './process.js';
 
 /**
  * Whether /proc shows this process the processes of others. A /proc mounted with
@@ -108,7 +108,8 @@ let answered: { who: string; at: number; text: string | undefined } | undefined;
  * mounts. Undefined too when these cannot be read or parsed (the question is asked to explain a
  * refusal, never to decide one).
  */
-export function procHidesOthersFromSelf(who: string, now = Date.now()): string | undefined {
+export function procHidesOthersFromSelf(who: string): string | undefined {
+  const now = Date.now();
   if (answered?.who === who && now - answered.at < ANSWER_LIFETIME_MS) return answered.text;
   let text: string | undefined;
   try {
@@ -117,8 +118,9 @@ export function procHidesOthersFromSelf(who: string, now = Date.now()): string |
       deviceName(statSync('/proc').dev),
     );
     const status = readFileSync('/proc/self/status', 'utf8');
+    const { capEff } = parseStatus(status);
+    // The kernel's in_group_p asks the file-system gid, the fourth on the Gid line.
     const fsgid = Number(statusField(status, 'Gid')?.split(/\s+/)[3]);
-    const capEff = BigInt(`0x${statusField(status, 'CapEff') ?? '0'}`);
     text = procHidesOthers(options, { capEff, groups: [fsgid, ...(process.getgroups?.() ?? [])] }, who);
   } catch {
     text = undefined;
